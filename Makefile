@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# auxlab: the perf AUX area for Linux 6.12, built, booted and tested.
+#
+#   make run      assemble, build, boot the patched kernel in QEMU, show
+#                 the AUX-capable PMUs the guest has
+#   make check    every test on the qemu and debug kernels + the harness
+#                 self-test; last line "N passed, N failed[, N skipped]"
+#
+# Intermediate targets: deps base tree kernel kernel-debug guest
+# harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
+# ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS.
+
+S := scripts
+export AUXLAB_T0 := $(shell date +%s)
+
+.PHONY: all run check deps base tree kernel kernel-debug guest harness-test \
+	clean distclean
+
+all: run
+
+deps:
+	@$(S)/deps.sh
+
+base: deps
+	@$(S)/fetch-base.sh
+
+tree: base
+	@$(S)/assemble.sh
+
+kernel: tree
+	@$(S)/build-kernel.sh qemu
+
+kernel-debug: tree
+	@$(S)/build-kernel.sh debug
+
+guest: kernel
+	@$(S)/build-guest.sh
+	@$(S)/initramfs.sh
+
+run: guest
+	@$(S)/boot.sh qemu run out/run
+
+check: guest kernel-debug
+	@$(S)/check.sh
+
+harness-test: guest
+	@tests/harness/selftest.sh out/harness
+
+clean:
+	rm -rf build/obj build/guest build/initramfs* out
+
+distclean:
+	rm -rf build out

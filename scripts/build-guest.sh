@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage 4a: build the guest's statically linked programs into $BUILD/guest.
+#
+#   - upstream's tools/testing/selftests/perf_events (built from the
+#     assembled tree with its own Makefile, so our additions to that
+#     directory are built the same way);
+#   - our tools (tools/aux);
+#   - the guest helpers (scripts/guest) and the harness self-test pieces
+#     (tests/harness), including an out-of-tree KUnit module built against
+#     the qemu kernel.
+#
+# uapi headers come from the qemu kernel's headers_install, i.e. from the
+# assembled tree, not from the host's /usr/include.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+G=$BUILD/guest
+HDR=$BUILD/obj/qemu/usr/include
+[ -d "$HDR" ] || die "no kernel headers at $HDR; build the qemu kernel first"
+mkdir -p "$G/perf_events" "$G/harness"
+CC=(ccache gcc)
+UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR")
+
+stage "guest: building static test programs"
+make -s -C "$TREE/tools/testing/selftests/perf_events" OUTPUT="$G/perf_events" \
+	CC="${CC[*]}" KHDR_INCLUDES="-isystem $HDR" USERCFLAGS=-static USERLDFLAGS=-static \
+	>"$G/selftests.log" 2>&1 || { cat "$G/selftests.log" >&2; die "perf_events selftests failed to build"; }
+info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f ' )"
+
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-pmus" "$TREE/tools/aux/aux-pmus.c"
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
+
+# Harness self-test: a kselftest that must fail, and a KUnit module whose
+# case must fail and whose init must WARN.
+"${CC[@]}" "${UCFLAGS[@]}" -I "$TREE/tools/testing/selftests" \
+	-o "$G/harness/deliberate_fail" "$TOP/tests/harness/deliberate_fail.c"
+rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
+make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \
+	>"$G/harness/module.log" 2>&1 || { cat "$G/harness/module.log" >&2; die "harness module failed to build"; }
+cp "$BUILD/harness-mod/harness_selftest.ko" "$G/harness/"
+info "guest programs ready in $G"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Install the Debian packages the harness needs.  Idempotent: apt-get runs
+# only when something is missing, so a warm machine pays a dpkg query.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PKGS=(
+	build-essential gcc make bc bison flex libelf-dev libssl-dev cpio
+	xz-utils kmod python3 git rsync ccache
+	qemu-system-x86 busybox-static libipt-dev
+)
+[ $# -gt 0 ] && PKGS+=("$@")
+
+missing=()
+for p in "${PKGS[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	info "packages: all ${#PKGS[@]} present"
+	exit 0
+fi
+stage "installing packages: ${missing[*]}"
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+info "packages installed"

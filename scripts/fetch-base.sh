@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage 1: fetch the pinned linux-source-6.12 package, verify it, extract it
+# once into $TREE and record it there as a one-commit git repository tagged
+# "base".  Later runs find the tag and return at once.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+if git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+	info "base: $(git -C "$TREE" tag -l --format='%(contents:subject)' base)"
+	exit 0
+fi
+
+stage "base: fetching $BASE_PKG $BASE_VERSION"
+mkdir -p "$CACHE"
+deb="$CACHE/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb"
+version=$BASE_VERSION
+if [ ! -f "$deb" ]; then
+	if ! (cd "$CACHE" && apt-get download "$BASE_PKG=$BASE_VERSION" 2>"$CACHE/download.err"); then
+		# The security archive drops superseded versions.  Building on a
+		# newer 6.12 is better than not building, but it must be visible.
+		version=$(apt-cache policy "$BASE_PKG" | awk '/Candidate:/ {print $2}')
+		[ -n "$version" ] && [ "$version" != "(none)" ] ||
+			die "no $BASE_PKG in the apt archive (run apt-get update?)"
+		cat >&2 <<-MSG
+		************************************************************
+		WARNING: $BASE_PKG $BASE_VERSION is no longer in the archive.
+		WARNING: Falling back to the newest 6.12: $version.
+		WARNING: Its sha256 is not pinned; update scripts/base.env.
+		************************************************************
+		MSG
+		(cd "$CACHE" && apt-get download "$BASE_PKG=$version")
+		deb="$CACHE/${BASE_PKG}_${version//:/%3a}_all.deb"
+	fi
+fi
+sum=$(sha256sum "$deb" | cut -d' ' -f1)
+if [ "$version" = "$BASE_VERSION" ]; then
+	[ "$sum" = "$BASE_SHA256" ] ||
+		die "sha256 mismatch for $deb: got $sum, pinned $BASE_SHA256"
+	info "sha256 ok ($sum)"
+else
+	warn "unpinned base $version, sha256 $sum"
+fi
+
+stage "base: extracting into $TREE"
+rm -rf "$TREE" "$BUILD/deb"
+mkdir -p "$TREE" "$BUILD/deb"
+dpkg-deb --fsys-tarfile "$deb" | tar -C "$BUILD/deb" -x --wildcards '*.tar.xz'
+tarball=$(find "$BUILD/deb" -name 'linux-source-*.tar.xz' | head -n1)
+[ -n "$tarball" ] || die "no source tarball inside $deb"
+tar -C "$TREE" --strip-components=1 -xJf "$tarball"
+rm -rf "$BUILD/deb"
+
+stage "base: recording the pristine tree as a git commit"
+cd "$TREE"
+git init -q -b pristine
+git config core.autocrlf false
+git config gc.auto 0
+# Debian's .gitignore ignores every top-level entry; record all of it.
+git add -A -f
+# Fixed identity and dates: the same package gives the same commit id on
+# every machine, so exported series and ccache are reproducible.
+export GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost
+export GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost
+export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
+git commit -q -m "Linux $(make -s kernelversion) from Debian $BASE_PKG $version"
+git tag -a -m "$BASE_PKG $version (sha256 $sum)" base
+info "base commit $(git rev-parse --short HEAD): $(git log -1 --format=%s)"

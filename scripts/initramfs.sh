@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage 4b: pack busybox-static, the guest programs and the suite lists into
+# $BUILD/initramfs.cpio.gz.  One image serves every mode; the kernel command
+# line (auxlab.mode=check|run|selftest) picks the list /init runs.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+G=$BUILD/guest
+R=$BUILD/initramfs
+BUSYBOX=/bin/busybox
+file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+	[ "$(ldd "$BUSYBOX" 2>&1 | grep -c 'not a dynamic')" -eq 1 ] ||
+	die "$BUSYBOX is not static (install busybox-static)"
+
+stage "initramfs: packing $R.cpio.gz"
+rm -rf "$R"
+mkdir -p "$R"/{bin,dev,proc,sys,tmp,tests}
+cp "$BUSYBOX" "$R/bin/busybox"
+cp "$G/guest-exit" "$R/bin/"
+install -m 0755 "$TOP/scripts/guest/init" "$R/init"
+cp -r "$G/perf_events" "$G/harness" "$R/tests/"
+cp "$G/aux-pmus" "$R/tests/"
+
+# check: every perf_events selftest program, upstream's and ours.
+# Upstream's "settings" file gives the per-program timeout.
+tmo=$(sed -n 's/^timeout=//p' "$TREE/tools/testing/selftests/perf_events/settings" 2>/dev/null)
+tmo=${tmo:-120}
+{
+	echo "# name timeout-seconds command"
+	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
+		echo "perf_events/$t $tmo ./perf_events/$t"
+	done
+} >"$R/tests/check.list"
+echo "aux-pmus 60 aux-pmus" >"$R/tests/run.list"
+cat >"$R/tests/selftest.list" <<-LIST
+	harness/kunit_module 60 insmod harness/harness_selftest.ko
+	harness/deliberate_fail 60 harness/deliberate_fail
+LIST
+
+(cd "$R" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |
+	gzip -1 >"$R.cpio.gz"
+info "initramfs: $(du -h "$R.cpio.gz" | cut -f1), $(grep -vc '^#' "$R/tests/check.list") check suites"

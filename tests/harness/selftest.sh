@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Self-test of the harness: proves that what "make check" reports can be
+# trusted.  Writes TAP to OUTDIR/tap.txt, which check.sh folds into the
+# summary.
+#
+#  - results.py on synthetic logs: a clean run passes with exact counts; a
+#    failing KUnit case, a failing kselftest, a WARNING splat, a crashed
+#    KUnit suite, a timed-out program and an unfinished guest each turn an
+#    otherwise green run red, and are named.
+#  - a real boot ("selftest" mode) that loads a KUnit module with a failing
+#    case and a WARN_ON, and runs a kselftest with a failing case: all three
+#    must be reported, and nothing else.
+#  - the patch series mechanism: a patch applies, reverses and re-applies
+#    to identical trees; a patch that no longer applies fails, naming it.
+set -uo pipefail
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+D=${1:-$OUT/harness}
+rm -rf "$D"
+mkdir -p "$D"
+TAP=$D/tap.txt
+n=0
+: >"$TAP.body"
+result() {	# result OK? DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2" >>"$TAP.body"
+		info "harness self-test: ok $n $2"
+	else
+		echo "not ok $n $2" >>"$TAP.body"
+		warn "harness self-test: not ok $n $2 (see $D)"
+	fi
+}
+RESULTS=$TOP/scripts/results.py
+
+stage "harness self-test: result parser on synthetic logs"
+# A green run: KUnit suite with a pass, a skip and a parameterised case;
+# a kselftest program with two passes; a program without TAP output.
+mkrun() {	# mkrun DIR ; then append to DIR/console.log and DIR/tests.log
+	mkdir -p "$1"
+	cat >"$1/console.log" <<-'LOG'
+	[    0.500000] Linux version 6.12.117
+	[    1.000000] KTAP version 1
+	[    1.000001] 1..1
+	[    1.000002]     KTAP version 1
+	[    1.000003]     # Subtest: demo
+	[    1.000004]     1..3
+	[    1.000005]     ok 1 demo_pass
+	[    1.000006]     ok 2 demo_skip # SKIP not here
+	[    1.000007]         KTAP version 1
+	[    1.000008]         # Subtest: demo_param
+	[    1.000009]         ok 1 p1
+	[    1.000010]         ok 2 p2
+	[    1.000011]     ok 3 demo_param
+	[    1.000012] # demo: pass:2 fail:0 skip:1 total:3
+	[    1.000013] ok 1 demo
+	LOG
+	cat >"$1/tests.log" <<-'LOG'
+	HARNESS: guest up: mode=check
+	HARNESS: begin perf_events/prog
+	TAP version 13
+	1..2
+	ok 1 global.a
+	ok 2 global.b
+	# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0
+	HARNESS: end perf_events/prog rc=0
+	HARNESS: begin plain
+	HARNESS: end plain rc=0
+	LOG
+}
+expect() {	# expect DESC WANT-RC WANT-REGEX DIR
+	local out rc=0
+	out=$("$RESULTS" x="$4" 2>&1) || rc=$?
+	printf '%s\n' "$out" >"$4/results.txt"
+	if [ "$rc" = "$2" ] && grep -Eq "$3" <<<"$out"; then
+		result 0 "$1"
+	else
+		result 1 "$1 (rc=$rc, wanted $2 and /$3/)"
+	fi
+}
+
+r=$D/p-clean; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+expect "parser: a clean run passes with exact counts" 0 '^5 passed, 0 failed, 1 skipped$' "$r"
+
+r=$D/p-kunit; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/    ok 1 demo_pass/    not ok 1 demo_pass/; s/^\(\[.*\]\) ok 1 demo$/\1 not ok 1 demo/' "$r/console.log"
+expect "parser: a failing KUnit case fails the run and is named" 1 'FAIL x/kunit/demo: demo_pass' "$r"
+
+r=$D/p-ksft; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/^ok 2 global.b/not ok 2 global.b/; s/prog rc=0/prog rc=1/' "$r/tests.log"
+expect "parser: a failing kselftest fails the run and is named" 1 'FAIL x/perf_events/prog: global.b' "$r"
+
+r=$D/p-warn; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+cat >>"$r/console.log" <<-'LOG'
+[    2.000000] ------------[ cut here ]------------
+[    2.000001] WARNING: CPU: 0 PID: 1 at kernel/events/ring_buffer.c:1 foo+0x1/0x2
+[    2.000002] Call Trace:
+[    2.000003] ---[ end trace 0000000000000000 ]---
+LOG
+expect "parser: a WARNING splat fails an all-green run, counted once" 1 '^5 passed, 1 failed, 1 skipped$' "$r"
+expect "parser: the WARNING splat is named" 1 'FAIL x/splat: WARNING: CPU: 0 PID: 1 at kernel/events' "$r"
+
+r=$D/p-lockdep; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+cat >>"$r/console.log" <<-'LOG'
+[    2.000000] ======================================================
+[    2.000001] WARNING: possible circular locking dependency detected
+[    3.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+[    4.000000] BUG: KASAN: use-after-free in perf_mmap+0x1/0x2
+LOG
+expect "parser: lockdep, RCU stall and KASAN reports each fail the run" 1 '^5 passed, 3 failed, 1 skipped$' "$r"
+
+r=$D/p-crash; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/demo_skip/,$d' "$r/console.log"
+expect "parser: a KUnit suite cut short fails the run" 1 'FAIL x/kunit/demo: missing case results' "$r"
+
+r=$D/p-tmo; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/plain rc=0/plain rc=124/' "$r/tests.log"
+expect "parser: a program that timed out fails the run" 1 'FAIL x/plain: timed out' "$r"
+
+r=$D/p-nodone; mkrun "$r"
+expect "parser: a guest that never reached the end of /init fails" 1 'FAIL x/guest: did not reach the end' "$r"
+
+r=$D/p-unfinished; mkrun "$r"; printf 'HARNESS: begin hung\nok 1 x\n' >>"$r/tests.log"
+expect "parser: a suite without its end marker fails" 1 'FAIL x/hung: suite did not finish' "$r"
+
+stage "harness self-test: a real boot with a failing KUnit case, kselftest and WARN_ON"
+r=$D/boot
+mkdir -p "$r"
+"$TOP/scripts/boot.sh" qemu selftest "$r" >"$D/boot.out" 2>&1
+rc=0
+"$RESULTS" selftest="$r" >"$r/results.txt" 2>&1 || rc=$?
+fails=$(grep -c '^FAIL' "$r/results.txt")
+ok=0
+[ $rc = 1 ] || ok=1
+grep -q '^FAIL selftest/kunit/harness_selftest: harness_selftest_fails$' "$r/results.txt" || ok=1
+grep -q '^FAIL selftest/harness/deliberate_fail: global.fails_on_purpose$' "$r/results.txt" || ok=1
+grep -Eq '^FAIL selftest/splat: WARNING: .*harness_warn_init' "$r/results.txt" || ok=1
+grep -q '^  selftest/kunit/harness_selftest: 1 passed, 1 failed' "$r/results.txt" || ok=1
+[ "$fails" = 3 ] || ok=1
+result $ok "boot: the failing KUnit case, the failing kselftest and the WARN_ON are each reported, and nothing else ($fails failures)"
+
+stage "harness self-test: patch series mechanism"
+S=$D/series
+mkdir -p "$S"
+# The real series plus one extra patch to a file no build reads, so the
+# build tree and its mtimes stay untouched (ASSEMBLE_REF: no checkout).
+sed -e 's/#.*//' "$TOP/patches/series" | grep -v '^[[:space:]]*$' | while read -r p; do
+	cp "$TOP/patches/$p" "$S/"; echo "$p"
+done >"$S/series"
+git -C "$TREE" show base:README >"$D/README.a"
+sed '1s/.*/Linux kernel (harness self-test)/' "$D/README.a" >"$D/README.b"
+diff -u --label a/README --label b/README "$D/README.a" "$D/README.b" >"$S/zz-selftest.patch"
+echo zz-selftest.patch >>"$S/series"
+rc=0
+SERIES_DIR=$S ASSEMBLE_REF=refs/harness/selftest "$TOP/scripts/assemble.sh" --verify >"$D/assemble-good.log" 2>&1 || rc=$?
+ok=1
+[ $rc = 0 ] && git -C "$TREE" show refs/harness/selftest:README | head -1 | grep -q 'harness self-test' && ok=0
+result $ok "series: a patch applies, reverses and re-applies to identical trees"
+
+sed -i 's/^-Linux kernel$/-Linux kernel, edited since/' "$S/zz-selftest.patch"
+rc=0
+SERIES_DIR=$S ASSEMBLE_REF=refs/harness/selftest "$TOP/scripts/assemble.sh" >"$D/assemble-bad.log" 2>&1 || rc=$?
+ok=1
+[ $rc != 0 ] && grep -q 'patch zz-selftest.patch does not apply' "$D/assemble-bad.log" && ok=0
+result $ok "series: a patch that no longer applies fails with a message naming it"
+git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
+
+{ echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
+rm -f "$TAP.body"
+! grep -q '^not ok' "$TAP"
