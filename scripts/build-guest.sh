@@ -33,7 +33,8 @@ info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
 # case must fail and whose init must WARN.
-"${CC[@]}" "${UCFLAGS[@]}" -I "$TREE/tools/testing/selftests" \
+# kselftest_harness.h is not -Wextra clean; build as lib.mk does (-Wall).
+"${CC[@]}" -O2 -Wall -Werror -static -isystem "$HDR" -I "$TREE/tools/testing/selftests" \
 	-o "$G/harness/deliberate_fail" "$TOP/tests/harness/deliberate_fail.c"
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \

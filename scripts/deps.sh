@@ -6,9 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PKGS=(
-	build-essential gcc make bc bison flex libelf-dev libssl-dev cpio
-	xz-utils kmod python3 git rsync ccache
-	qemu-system-x86 busybox-static libipt-dev
+	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
+	python3 git ccache qemu-system-x86 busybox-static libipt-dev
 )
 [ $# -gt 0 ] && PKGS+=("$@")
 

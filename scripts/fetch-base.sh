@@ -3,10 +3,12 @@
 # Stage 1: fetch the pinned linux-source-6.12 package, verify it, extract it
 # once into $TREE and record it there as a one-commit git repository tagged
 # "base".  Later runs find the tag and return at once.
+#
+# FETCH_ONLY=1 stops after the download and checksum (harness self-test).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-if git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+if [ -z "${FETCH_ONLY:-}" ] && git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	info "base: $(git -C "$TREE" tag -l --format='%(contents:subject)' base)"
 	exit 0
 fi
@@ -16,7 +18,10 @@ mkdir -p "$CACHE"
 deb="$CACHE/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb"
 version=$BASE_VERSION
 if [ ! -f "$deb" ]; then
-	if ! (cd "$CACHE" && apt-get download "$BASE_PKG=$BASE_VERSION" 2>"$CACHE/download.err"); then
+	dl() { (cd "$CACHE" && apt-get download "$1" 2>"$CACHE/download.err"); }
+	# A new machine may have no package lists yet: refresh once, then retry.
+	dl "$BASE_PKG=$BASE_VERSION" || { info "refreshing apt lists"; apt-get update -qq; dl "$BASE_PKG=$BASE_VERSION"; } ||
+	{
 		# The security archive drops superseded versions.  Building on a
 		# newer 6.12 is better than not building, but it must be visible.
 		version=$(apt-cache policy "$BASE_PKG" | awk '/Candidate:/ {print $2}')
@@ -29,9 +34,9 @@ if [ ! -f "$deb" ]; then
 		WARNING: Its sha256 is not pinned; update scripts/base.env.
 		************************************************************
 		MSG
-		(cd "$CACHE" && apt-get download "$BASE_PKG=$version")
+		dl "$BASE_PKG=$version" || die "cannot download $BASE_PKG $version: $(cat "$CACHE/download.err")"
 		deb="$CACHE/${BASE_PKG}_${version//:/%3a}_all.deb"
-	fi
+	}
 fi
 sum=$(sha256sum "$deb" | cut -d' ' -f1)
 if [ "$version" = "$BASE_VERSION" ]; then
@@ -41,6 +46,7 @@ if [ "$version" = "$BASE_VERSION" ]; then
 else
 	warn "unpinned base $version, sha256 $sum"
 fi
+if [ -n "${FETCH_ONLY:-}" ]; then exit 0; fi
 
 stage "base: extracting into $TREE"
 rm -rf "$TREE" "$BUILD/deb"

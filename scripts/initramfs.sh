@@ -9,9 +9,10 @@ set -euo pipefail
 G=$BUILD/guest
 R=$BUILD/initramfs
 BUSYBOX=/bin/busybox
-file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
-	[ "$(ldd "$BUSYBOX" 2>&1 | grep -c 'not a dynamic')" -eq 1 ] ||
-	die "$BUSYBOX is not static (install busybox-static)"
+# A dynamic busybox (Debian's "busybox" package) would find no libc in the
+# guest: insist on busybox-static, i.e. no program interpreter.
+[ -x "$BUSYBOX" ] && ! readelf -l "$BUSYBOX" | grep -q 'program interpreter' ||
+	die "$BUSYBOX is missing or not static (install busybox-static)"
 
 stage "initramfs: packing $R.cpio.gz"
 rm -rf "$R"
@@ -26,16 +27,19 @@ cp "$G/aux-pmus" "$R/tests/"
 # Upstream's "settings" file gives the per-program timeout.
 tmo=$(sed -n 's/^timeout=//p' "$TREE/tools/testing/selftests/perf_events/settings" 2>/dev/null)
 tmo=${tmo:-120}
+need() {	# the path a suite needs (scripts/guest/needs), or -
+	awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print "-" }' "$TOP/scripts/guest/needs"
+}
 {
-	echo "# name timeout-seconds command"
+	echo "# name timeout-seconds needs command"
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
-		echo "perf_events/$t $tmo ./perf_events/$t"
+		echo "perf_events/$t $tmo $(need "perf_events/$t") ./perf_events/$t"
 	done
 } >"$R/tests/check.list"
-echo "aux-pmus 60 aux-pmus" >"$R/tests/run.list"
+echo "aux-pmus 60 - aux-pmus" >"$R/tests/run.list"
 cat >"$R/tests/selftest.list" <<-LIST
-	harness/kunit_module 60 insmod harness/harness_selftest.ko
-	harness/deliberate_fail 60 harness/deliberate_fail
+	harness/kunit_module 60 - insmod harness/harness_selftest.ko
+	harness/deliberate_fail 60 - harness/deliberate_fail
 LIST
 
 (cd "$R" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |

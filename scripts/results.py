@@ -6,7 +6,8 @@ Each run directory holds the two serial logs written by scripts/boot.sh:
 
   console.log  the kernel console: boot messages, KUnit's KTAP, splats;
   tests.log    what /init ran: "HARNESS: begin NAME", the program's TAP
-               (kselftest) output, "HARNESS: end NAME rc=N", "HARNESS: done".
+               (kselftest) output, "HARNESS: end NAME rc=N", "HARNESS: skip
+               NAME: why" for a suite not run, and "HARNESS: done".
 
 Counted as results:
   - every KUnit test case (a KTAP result line at depth 1, under its suite);
@@ -134,6 +135,11 @@ def parse_tests(lines, t, label):
             elif rc not in (0, 4) and nfail == 0 and plan <= nres:
                 t.add(name, 'fail', 'timed out' if rc in (124, 143) else f'exit status {rc}')
             cur = None
+            continue
+        if l.startswith('HARNESS: skip ') and cur is None:
+            # Not run: the guest lacks what it needs (scripts/guest/needs).
+            name = l.split()[2].rstrip(':')
+            t.add(f'{label}{name}', 'skip')
             continue
         if l.startswith('HARNESS: done'):
             done = True

@@ -13,6 +13,8 @@
 #    must be reported, and nothing else.
 #  - the patch series mechanism: a patch applies, reverses and re-applies
 #    to identical trees; a patch that no longer applies fails, naming it.
+#  - the base download: a checksum mismatch is refused; a pinned version
+#    gone from the archive falls back to the newest 6.12 with a warning.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 
@@ -118,6 +120,9 @@ r=$D/p-tmo; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 sed -i 's/plain rc=0/plain rc=124/' "$r/tests.log"
 expect "parser: a program that timed out fails the run" 1 'FAIL x/plain: timed out' "$r"
 
+r=$D/p-needs; mkrun "$r"; printf 'HARNESS: skip hwpmu: needs /sys/x\nHARNESS: done\n' >>"$r/tests.log"
+expect "parser: a suite the guest cannot run counts as skipped, not passed" 0 '^5 passed, 0 failed, 2 skipped$' "$r"
+
 r=$D/p-nodone; mkrun "$r"
 expect "parser: a guest that never reached the end of /init fails" 1 'FAIL x/guest: did not reach the end' "$r"
 
@@ -165,6 +170,25 @@ ok=1
 [ $rc != 0 ] && grep -q 'patch zz-selftest.patch does not apply' "$D/assemble-bad.log" && ok=0
 result $ok "series: a patch that no longer applies fails with a message naming it"
 git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
+
+stage "harness self-test: base download"
+C=$D/cache
+mkdir -p "$C"
+. "$TOP/scripts/base.env"
+echo "not a package" >"$C/${BASE_PKG}_${BASE_VERSION}_all.deb"
+rc=0
+AUXLAB_CACHE=$C FETCH_ONLY=1 "$TOP/scripts/fetch-base.sh" >"$D/fetch-bad.log" 2>&1 || rc=$?
+ok=1
+[ $rc != 0 ] && grep -q 'sha256 mismatch' "$D/fetch-bad.log" && ok=0
+result $ok "base: a download whose sha256 differs from the pin is refused"
+rm -rf "$C"; mkdir -p "$C"
+rc=0
+AUXLAB_CACHE=$C FETCH_ONLY=1 BASE_VERSION=6.12.0-0~gone "$TOP/scripts/fetch-base.sh" >"$D/fetch-gone.log" 2>&1 || rc=$?
+ok=1
+[ $rc = 0 ] && grep -q 'Falling back to the newest 6.12' "$D/fetch-gone.log" &&
+	ls "$C/${BASE_PKG}_6.12."*_all.deb >/dev/null 2>&1 && ok=0
+result $ok "base: a pinned version gone from the archive falls back to the newest 6.12, loudly"
+rm -rf "$C"
 
 { echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
 rm -f "$TAP.body"

@@ -107,12 +107,14 @@ int main(void)
 		} else if (fd < 0) {
 			printf("pmu %-12s type %-3d cannot open an event: %s\n",
 			       pmu, type, strerror(errno));
-		} else if (!(err = probe_aux(fd, &step))) {
-			printf("pmu %-12s type %-3d AUX area: yes\n", pmu, type);
-			naux++;
 		} else {
-			printf("pmu %-12s type %-3d AUX area: no (%s: %s)\n",
-			       pmu, type, step, strerror(err));
+			err = probe_aux(fd, &step);
+			if (err)
+				printf("pmu %-12s type %-3d AUX area: no (%s: %s)\n",
+				       pmu, type, step, strerror(err));
+			else
+				printf("pmu %-12s type %-3d AUX area: yes\n", pmu, type);
+			naux += !err;
 		}
 		if (fd >= 0)
 			close(fd);

@@ -28,6 +28,7 @@ static struct kunit_suite harness_selftest_suite = {
 	.name = "harness_selftest",
 	.test_cases = harness_selftest_cases,
 };
+
 kunit_test_suite(harness_selftest_suite);
 
 static int __init harness_warn_init(void)

@@ -26,12 +26,16 @@
 
 #define DATA_PAGES	8
 
-FIXTURE(aux_abi)
-{
+struct aux_ctx {
 	int fd;
 	long psz;
 	size_t data_len;
 	struct perf_event_mmap_page *pg;
+};
+
+FIXTURE(aux_abi)
+{
+	struct aux_ctx c;
 };
 
 FIXTURE_SETUP(aux_abi)
@@ -44,20 +48,22 @@ FIXTURE_SETUP(aux_abi)
 		.exclude_kernel = 1,
 	};
 
-	self->psz = sysconf(_SC_PAGESIZE);
-	self->data_len = (1 + DATA_PAGES) * self->psz;
-	self->pg = MAP_FAILED;
-	self->fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-	if (self->fd < 0)
+	struct aux_ctx *c = &self->c;
+
+	c->psz = sysconf(_SC_PAGESIZE);
+	c->data_len = (1 + DATA_PAGES) * c->psz;
+	c->pg = MAP_FAILED;
+	c->fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (c->fd < 0)
 		SKIP(return, "perf_event_open: %s", strerror(errno));
 }
 
 FIXTURE_TEARDOWN(aux_abi)
 {
-	if (self->pg != MAP_FAILED)
-		munmap(self->pg, self->data_len);
-	if (self->fd >= 0)
-		close(self->fd);
+	if (self->c.pg != MAP_FAILED)
+		munmap(self->c.pg, self->c.data_len);
+	if (self->c.fd >= 0)
+		close(self->c.fd);
 }
 
 static void *map(int fd, size_t len, off_t off, int prot, int flags)
@@ -66,12 +72,12 @@ static void *map(int fd, size_t len, off_t off, int prot, int flags)
 }
 
 /* Map the data area once; 0 or the errno. */
-static int map_data(FIXTURE_DATA(aux_abi) *self)
+static int map_data(struct aux_ctx *c)
 {
-	if (self->pg == MAP_FAILED)
-		self->pg = map(self->fd, self->data_len, 0,
-			       PROT_READ | PROT_WRITE, MAP_SHARED);
-	return self->pg == MAP_FAILED ? errno : 0;
+	if (c->pg == MAP_FAILED)
+		c->pg = map(c->fd, c->data_len, 0, PROT_READ | PROT_WRITE,
+			    MAP_SHARED);
+	return c->pg == MAP_FAILED ? errno : 0;
 }
 
 /*
@@ -79,16 +85,16 @@ static int map_data(FIXTURE_DATA(aux_abi) *self)
  * @len bytes at file offset @off: 0 or the errno of the AUX mmap, or -1 if
  * the data area itself could not be mapped.
  */
-static int aux_request(FIXTURE_DATA(aux_abi) *self, off_t off, size_t len,
+static int aux_request(struct aux_ctx *c, off_t off, size_t len,
 		       __u64 aux_offset, __u64 aux_size)
 {
 	void *aux;
 
-	if (map_data(self))
+	if (map_data(c))
 		return -1;
-	self->pg->aux_offset = aux_offset;
-	self->pg->aux_size = aux_size;
-	aux = map(self->fd, len, off, PROT_READ | PROT_WRITE, MAP_SHARED);
+	c->pg->aux_offset = aux_offset;
+	c->pg->aux_size = aux_size;
+	aux = map(c->fd, len, off, PROT_READ | PROT_WRITE, MAP_SHARED);
 	if (aux == MAP_FAILED)
 		return errno;
 	munmap(aux, len);
@@ -97,18 +103,19 @@ static int aux_request(FIXTURE_DATA(aux_abi) *self, off_t off, size_t len,
 
 /* After a refused request, the data area must still be mapped and sane. */
 static void data_still_usable(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(aux_abi) *self)
+			      struct aux_ctx *c)
 {
-	ASSERT_NE(self->pg, MAP_FAILED);
-	EXPECT_EQ(self->pg->data_offset, (__u64)self->psz);
-	EXPECT_EQ(self->pg->data_size, (__u64)(DATA_PAGES * self->psz));
-	EXPECT_EQ(self->pg->aux_head, (__u64)0);
+	ASSERT_NE(c->pg, MAP_FAILED);
+	EXPECT_EQ(c->pg->data_offset, (__u64)c->psz);
+	EXPECT_EQ(c->pg->data_size, (__u64)(DATA_PAGES * c->psz));
+	EXPECT_EQ(c->pg->aux_head, (__u64)0);
 }
 
 TEST_F(aux_abi, aux_without_data_area)
 {
-	size_t len = 4 * self->psz;
-	void *aux = map(self->fd, len, self->data_len, PROT_READ | PROT_WRITE,
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
+	void *aux = map(c->fd, len, c->data_len, PROT_READ | PROT_WRITE,
 			MAP_SHARED);
 
 	ASSERT_EQ(aux, MAP_FAILED);
@@ -117,80 +124,87 @@ TEST_F(aux_abi, aux_without_data_area)
 
 TEST_F(aux_abi, offset_inside_data_area)
 {
-	off_t off = self->data_len - self->psz;
+	struct aux_ctx *c = &self->c;
+	off_t off = c->data_len - c->psz;
 
-	EXPECT_EQ(aux_request(self, off, 4 * self->psz, off, 4 * self->psz), EINVAL);
-	data_still_usable(_metadata, self);
+	EXPECT_EQ(aux_request(c, off, 4 * c->psz, off, 4 * c->psz), EINVAL);
+	data_still_usable(_metadata, c);
 }
 
 TEST_F(aux_abi, offset_differs_from_mapping)
 {
-	size_t len = 4 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
 
-	EXPECT_EQ(aux_request(self, self->data_len, len,
-			      self->data_len + len, len), EINVAL);
-	data_still_usable(_metadata, self);
+	EXPECT_EQ(aux_request(c, c->data_len, len, c->data_len + len, len),
+		  EINVAL);
+	data_still_usable(_metadata, c);
 }
 
 TEST_F(aux_abi, size_differs_from_mapping)
 {
-	size_t len = 4 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
 
-	EXPECT_EQ(aux_request(self, self->data_len, len, self->data_len,
-			      2 * len), EINVAL);
-	data_still_usable(_metadata, self);
+	EXPECT_EQ(aux_request(c, c->data_len, len, c->data_len, 2 * len),
+		  EINVAL);
+	data_still_usable(_metadata, c);
 }
 
 TEST_F(aux_abi, size_not_power_of_two)
 {
-	size_t len = 3 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 3 * c->psz;
 
-	EXPECT_EQ(aux_request(self, self->data_len, len, self->data_len, len),
+	EXPECT_EQ(aux_request(c, c->data_len, len, c->data_len, len),
 		  EINVAL);
-	data_still_usable(_metadata, self);
+	data_still_usable(_metadata, c);
 }
 
 TEST_F(aux_abi, private_mapping)
 {
-	size_t len = 4 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
 	void *aux;
 
-	ASSERT_EQ(map_data(self), 0);
-	self->pg->aux_offset = self->data_len;
-	self->pg->aux_size = len;
-	aux = map(self->fd, len, self->data_len, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(map_data(c), 0);
+	c->pg->aux_offset = c->data_len;
+	c->pg->aux_size = len;
+	aux = map(c->fd, len, c->data_len, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE);
 	ASSERT_EQ(aux, MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
-	data_still_usable(_metadata, self);
+	data_still_usable(_metadata, c);
 }
 
 TEST_F(aux_abi, pmu_without_aux_support)
 {
-	size_t len = 4 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
 
-	EXPECT_EQ(aux_request(self, self->data_len, len, self->data_len, len),
+	EXPECT_EQ(aux_request(c, c->data_len, len, c->data_len, len),
 		  EOPNOTSUPP);
-	data_still_usable(_metadata, self);
+	data_still_usable(_metadata, c);
 	/* Refusals are repeatable: nothing was left half set up. */
-	EXPECT_EQ(aux_request(self, self->data_len, len, self->data_len, len),
+	EXPECT_EQ(aux_request(c, c->data_len, len, c->data_len, len),
 		  EOPNOTSUPP);
 }
 
 TEST_F(aux_abi, data_area_remaps_after_refusals)
 {
-	size_t len = 4 * self->psz;
+	struct aux_ctx *c = &self->c;
+	size_t len = 4 * c->psz;
 	void *again;
 
-	ASSERT_EQ(aux_request(self, self->data_len, len, self->data_len, len),
+	ASSERT_EQ(aux_request(c, c->data_len, len, c->data_len, len),
 		  EOPNOTSUPP);
-	ASSERT_EQ(munmap(self->pg, self->data_len), 0);
-	self->pg = MAP_FAILED;
-	again = map(self->fd, self->data_len, 0, PROT_READ | PROT_WRITE,
+	ASSERT_EQ(munmap(c->pg, c->data_len), 0);
+	c->pg = MAP_FAILED;
+	again = map(c->fd, c->data_len, 0, PROT_READ | PROT_WRITE,
 		    MAP_SHARED);
 	ASSERT_NE(again, MAP_FAILED);
-	self->pg = again;
-	data_still_usable(_metadata, self);
+	c->pg = again;
+	data_still_usable(_metadata, c);
 }
 
 TEST_HARNESS_MAIN
