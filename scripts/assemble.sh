@@ -21,7 +21,7 @@ set -euo pipefail
 
 verify=0
 [ "${1:-}" = --verify ] && verify=1
-SERIES_DIR=${SERIES_DIR:-$TOP/patches}
+SERIES_DIR=$(realpath -m "${SERIES_DIR:-$TOP/patches}")
 OVERLAY_DIRS=(Documentation arch drivers include kernel lib samples tools)
 
 cd "$TREE"

@@ -3,9 +3,9 @@
 # elapsed time, and failure reporting.  Sourced, never executed.
 
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-BUILD=${BUILD:-$TOP/build}
-OUT=${OUT:-$TOP/out}
-CACHE=${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}
+BUILD=$(realpath -m "${BUILD:-$TOP/build}")
+OUT=$(realpath -m "${OUT:-$TOP/out}")
+CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 TREE=$BUILD/linux
 JOBS=${JOBS:-$(nproc)}
 export TOP BUILD OUT CACHE TREE JOBS

@@ -18,7 +18,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-D=${1:-$OUT/harness}
+D=$(realpath -m "${1:-$OUT/harness}")
 rm -rf "$D"
 mkdir -p "$D"
 TAP=$D/tap.txt
@@ -170,6 +170,26 @@ ok=1
 [ $rc != 0 ] && grep -q 'patch zz-selftest.patch does not apply' "$D/assemble-bad.log" && ok=0
 result $ok "series: a patch that no longer applies fails with a message naming it"
 git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
+
+# Re-assembly must leave unchanged files alone (their mtimes drive kbuild):
+# add a file to the overlay, re-assemble, and only that file may change.
+probe=tools/aux/harness-selftest-probe.txt
+samples=(Makefile include/linux/perf_event.h kernel/events/core.c tools/aux/aux-pmus.c)
+mtimes() { (cd "$TREE" && stat -c '%n %Y.%y' "${samples[@]}"); }
+"$TOP/scripts/assemble.sh" >"$D/assemble-sync.log" 2>&1	# in sync first
+before=$(mtimes)
+trap 'rm -f "$TOP/$probe"' EXIT
+echo "harness self-test probe" >"$TOP/$probe"
+"$TOP/scripts/assemble.sh" >"$D/assemble-probe.log" 2>&1
+present=no
+[ -f "$TREE/$probe" ] && present=yes
+rm -f "$TOP/$probe"
+"$TOP/scripts/assemble.sh" >>"$D/assemble-probe.log" 2>&1
+ok=1
+[ "$before" = "$(mtimes)" ] && [ $present = yes ] &&
+	[ "$(grep -c '1 files changed' "$D/assemble-probe.log")" = 2 ] &&
+	[ ! -e "$TREE/$probe" ] && ok=0
+result $ok "assemble: adding and removing an overlay file rewrites only that file"
 
 stage "harness self-test: base download"
 C=$D/cache
