@@ -39,13 +39,13 @@ guest: kernel
 	@$(S)/initramfs.sh
 
 run: guest
-	@$(S)/boot.sh qemu run out/run
+	@$(S)/boot.sh qemu run $(CURDIR)/out/run
 
 check: guest kernel-debug
 	@$(S)/check.sh
 
 harness-test: guest
-	@tests/harness/selftest.sh out/harness
+	@tests/harness/selftest.sh $(CURDIR)/out/harness
 
 clean:
 	rm -rf build/obj build/guest build/initramfs* out

@@ -64,11 +64,11 @@ commit_patch() {
 	fi
 	# Take subject and body from the patch's mail headers when it has
 	# them (format-patch style); otherwise name the commit after the file.
-	local info name email
-	info=$(git mailinfo -b "$BUILD/mailinfo.msg" "$BUILD/mailinfo.patch" <"$path")
-	msg=$(sed -n 's/^Subject: //p' <<<"$info")
-	name=$(sed -n 's/^Author: //p' <<<"$info")
-	email=$(sed -n 's/^Email: //p' <<<"$info")
+	local hdr name email
+	hdr=$(git mailinfo -b "$BUILD/mailinfo.msg" "$BUILD/mailinfo.patch" <"$path")
+	msg=$(sed -n 's/^Subject: //p' <<<"$hdr")
+	name=$(sed -n 's/^Author: //p' <<<"$hdr")
+	email=$(sed -n 's/^Email: //p' <<<"$hdr")
 	[ -n "$msg" ] || msg=${p%.patch}
 	tip=$(GIT_AUTHOR_NAME=${name:-$GIT_AUTHOR_NAME} GIT_AUTHOR_EMAIL=${email:-$GIT_AUTHOR_EMAIL} \
 		git commit-tree "$(git write-tree)" -p "$tip" -m "$msg" -F "$BUILD/mailinfo.msg")
