@@ -67,6 +67,8 @@ fi
 stage "boot[$variant/$mode]: QEMU $accel${ICOUNT:+ icount shift=$ICOUNT}, timeout ${TIMEOUT}s, logs in $rundir"
 rc=0
 start=$SECONDS
+mkdir -p "$rundir"
+: >"$rundir/tests.log"	# before tail starts: no stale lines from a last run
 qemu "$accel" "$mode" "$rundir" "$TIMEOUT" &
 qpid=$!
 # Follow /init's output live; tail ends by itself once QEMU is gone.

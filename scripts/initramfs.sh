@@ -11,8 +11,9 @@ R=$BUILD/initramfs
 BUSYBOX=/bin/busybox
 # A dynamic busybox (Debian's "busybox" package) would find no libc in the
 # guest: insist on busybox-static, i.e. no program interpreter.
-[ -x "$BUSYBOX" ] && ! readelf -l "$BUSYBOX" | grep -q 'program interpreter' ||
+if [ ! -x "$BUSYBOX" ] || readelf -l "$BUSYBOX" | grep -q 'program interpreter'; then
 	die "$BUSYBOX is missing or not static (install busybox-static)"
+fi
 
 stage "initramfs: packing $R.cpio.gz"
 rm -rf "$R"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared helpers for the auxlab harness scripts: paths, stage logging with
 # elapsed time, and failure reporting.  Sourced, never executed.
 

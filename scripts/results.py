@@ -18,7 +18,8 @@ Counted as results:
     exit without a failed result, a timeout or an unfinished suite fail;
   - every kernel splat (BUG, WARNING, KASAN, lockdep, RCU stall, Oops,
     panic, ...) is one failure, whatever the tests said;
-  - a guest that never printed "HARNESS: done" is one failure.
+  - a guest that never printed "HARNESS: done" is one failure, and so is
+    a console log without /init's closing "HARNESS: console end" marker.
 
 Usage: results.py [--json FILE] [--tap NAME=FILE ...] LABEL=RUNDIR ...
 Prints failures by name, one line per suite, and last the line
@@ -125,7 +126,7 @@ def parse_tests(lines, t, label):
             if plan > nres:
                 for _ in range(plan - nres):
                     t.add(name, 'fail', 'planned result missing')
-            if nres == 0:
+            if nres == 0 and plan == 0:
                 if rc == 0:
                     t.add(name, 'pass')
                 elif rc == 4:
@@ -191,6 +192,8 @@ def parse_run(label, rundir, t):
     scan_splats(con, t, pre)
     if not parse_tests(tests, t, pre):
         t.add(f'{pre}guest', 'fail', 'did not reach the end of /init (panic, hang or timeout)')
+    elif 'HARNESS: console end' not in con:
+        t.add(f'{pre}guest', 'fail', 'kernel console log ends early (its end marker is missing)')
 
 
 def parse_tap_file(name, path, t):

@@ -57,6 +57,7 @@ mkrun() {	# mkrun DIR ; then append to DIR/console.log and DIR/tests.log
 	[    1.000011]     ok 3 demo_param
 	[    1.000012] # demo: pass:2 fail:0 skip:1 total:3
 	[    1.000013] ok 1 demo
+	[    9.000000] HARNESS: console end
 	LOG
 	cat >"$1/tests.log" <<-'LOG'
 	HARNESS: guest up: mode=check
@@ -125,6 +126,10 @@ expect "parser: a suite the guest cannot run counts as skipped, not passed" 0 '^
 
 r=$D/p-nodone; mkrun "$r"
 expect "parser: a guest that never reached the end of /init fails" 1 'FAIL x/guest: did not reach the end' "$r"
+
+r=$D/p-cut; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/console end/d' "$r/console.log"
+expect "parser: a kernel log cut before /init's end marker fails" 1 'FAIL x/guest: kernel console log ends early' "$r"
 
 r=$D/p-unfinished; mkrun "$r"; printf 'HARNESS: begin hung\nok 1 x\n' >>"$r/tests.log"
 expect "parser: a suite without its end marker fails" 1 'FAIL x/hung: suite did not finish' "$r"
