@@ -9,7 +9,6 @@ PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	python3 git ccache qemu-system-x86 busybox-static libipt-dev
 )
-[ $# -gt 0 ] && PKGS+=("$@")
 
 missing=()
 for p in "${PKGS[@]}"; do
