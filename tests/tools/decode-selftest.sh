@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Self-test of tools/aux/aux-decode on the host, with synthetic ptsim
+# recordings from mktrace.py: every case must get the verdict, summary
+# fields, packet counts and gap explanations that mktrace.py expects.
+# Then the TAP output, the exit status over several DIRs and the usage
+# errors.  Prints TAP; exits 1 if anything did not match.
+#
+# Usage: decode-selftest.sh [WORKDIR]   (default: a temporary directory,
+# removed afterwards; a WORKDIR given is kept)
+# Needs gcc, python3 and libipt-dev.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+SRC=$TOP/tools/aux/aux-decode.c
+
+if [ $# -ge 1 ]; then
+	W=$1
+	rm -rf "$W"
+	mkdir -p "$W"
+else
+	W=$(mktemp -d)
+	trap 'rm -rf "$W"' EXIT
+fi
+DEC=$W/aux-decode
+T=$W/traces
+
+echo "TAP version 13"
+n=0
+nfail=0
+result() {	# result STATUS DESCRIPTION [DIAGNOSTIC...]
+	local st=$1 desc=$2
+	shift 2
+	n=$((n + 1))
+	if [ "$st" = 0 ]; then
+		echo "ok $n - $desc"
+	else
+		nfail=$((nfail + 1))
+		echo "not ok $n - $desc"
+		for d in "$@"; do
+			printf '%s\n' "$d" | sed 's/^/# /'
+		done
+	fi
+}
+
+bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+gcc -O2 -Wall -Wextra -Werror -o "$DEC" "$SRC" -lipt 2>"$W/build.log" ||
+	bail "aux-decode does not build: $(head -5 "$W/build.log")"
+result 0 "aux-decode builds with -Wall -Wextra -Werror"
+python3 "$HERE/mktrace.py" "$T" || bail "mktrace.py failed"
+
+# One case: run aux-decode -v on it and compare with its expected line.
+check_case() {	# check_case NAME VERDICT FIELDS...
+	local name=$1 verdict=$2 out err rc want why f errtext=
+	local -a diag=()
+	shift 2
+	out=$("$DEC" -v "$T/$name" 2>"$W/stderr")
+	rc=$?
+	err=$(cat "$W/stderr")
+	case $verdict in
+	ok) want=0 ;;
+	*) want=1 ;;
+	esac
+	[ "$rc" = "$want" ] || diag+=("exit status $rc, expected $want")
+	if [ "$verdict" = error ]; then
+		errtext=${*#err=}
+		[[ $err == *"$errtext"* ]] ||
+			diag+=("stderr lacks '$errtext': $err")
+		! grep -q '^aux-decode: dir=' <<<"$out" ||
+			diag+=("summary printed for a malformed directory")
+	else
+		local sum
+		sum=$(grep '^aux-decode: dir=' <<<"$out")
+		[ -z "$err" ] || diag+=("unexpected stderr: $err")
+		for f in "$@"; do
+			case $f in
+			types=*)
+				f=${f#types=}
+				f=${f//:/=}
+				grep -qxF "  types: ${f//,/ }" <<<"$out" ||
+					diag+=("types line is not '${f//,/ }'")
+				;;
+			why=UNEXPLAINED)
+				grep -q '^  gap: .* UNEXPLAINED' <<<"$out" ||
+					diag+=("no UNEXPLAINED gap line")
+				;;
+			why=*)
+				why=${f#why=}
+				grep -q "^  gap: .* explained by $why" <<<"$out" ||
+					diag+=("no gap 'explained by $why'")
+				;;
+			*)
+				[[ " $sum " == *" $f "* ]] ||
+					diag+=("summary lacks $f")
+				;;
+			esac
+		done
+	fi
+	if [ ${#diag[@]} -eq 0 ]; then
+		result 0 "$name: $verdict"
+	else
+		result 1 "$name: $verdict" "${diag[@]}" "output: $out"
+	fi
+}
+
+while read -r name verdict rest; do
+	# shellcheck disable=SC2086 # fields are space-separated words
+	if [ "$verdict" = error ]; then
+		check_case "$name" "$verdict" "$rest"
+	else
+		check_case "$name" "$verdict" $rest
+	fi
+done <"$T/expected.txt"
+
+# --tap over several DIRs: plan, numbering, basenames, "# " diagnostics,
+# exit status 1 because some are not ok.
+out=$("$DEC" --tap "$T/clean" "$T/corrupt-byte/" "$T/no-bin" "$T/snap-disjoint")
+rc=$?
+expect=$(printf '%s\n' "TAP version 13" "1..4" "ok 1 - clean" \
+	"not ok 2 - corrupt-byte" "not ok 3 - no-bin" "ok 4 - snap-disjoint")
+got=$(grep -v '^# ' <<<"$out")
+st=0
+[ "$rc" = 1 ] && [ "$got" = "$expect" ] || st=1
+grep -q '^# error: .*aux.bin' <<<"$out" || st=1
+grep -q '^# aux-decode: dir=.*/clean bytes=' <<<"$out" || st=1
+result $st "--tap: plan, one result per DIR, diagnostics, exit 1" \
+	"exit status $rc" "$out"
+
+out=$("$DEC" --tap -v "$T/clean" "$T/ovf-ok" "$T/snap-ovf")
+rc=$?
+st=0
+[ "$rc" = 0 ] || st=1
+[ "$(grep -c '^ok ' <<<"$out")" = 3 ] || st=1
+! grep -vq '^# \|^ok \|^TAP version 13$\|^1\.\.3$' <<<"$out" || st=1
+result $st "--tap -v: all ok, exit 0, only TAP lines" "exit status $rc" "$out"
+
+"$DEC" "$T/clean" "$T/ovf-ok" >/dev/null 2>&1
+rc=$?
+[ "$rc" = 0 ]
+result $? "all DIRs ok: exit 0" "exit status $rc"
+
+"$DEC" "$T/clean" "$T/gap-no-reason" "$T/ovf-ok" >"$W/out" 2>&1
+rc=$?
+st=0
+[ "$rc" = 1 ] && [ "$(grep -c '^aux-decode: dir=' "$W/out")" = 3 ] || st=1
+result $st "one DIR not ok among three: all decoded, exit 1" \
+	"exit status $rc" "$(cat "$W/out")"
+
+"$DEC" >/dev/null 2>&1
+rc=$?
+[ "$rc" = 2 ]
+result $? "no DIR: usage error, exit 2" "exit status $rc"
+
+"$DEC" --bogus "$T/clean" >/dev/null 2>&1
+rc=$?
+[ "$rc" = 2 ]
+result $? "unknown option: usage error, exit 2" "exit status $rc"
+
+"$DEC" "$W/does-not-exist" >/dev/null 2>"$W/stderr"
+rc=$?
+[ "$rc" = 1 ] && grep -q 'does-not-exist/records.txt: No such file' "$W/stderr"
+result $? "missing DIR: clear error, exit 1" "exit status $rc" "$(cat "$W/stderr")"
+
+echo "1..$n"
+[ "$nfail" = 0 ] || echo "# $nfail of $n failed"
+[ "$nfail" = 0 ]

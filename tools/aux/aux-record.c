@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aux-record - record the AUX area of a perf event into a directory.
+ *
+ *	aux-record [-e PMU] [-c CONFIG] [-m DATA_PAGES] [-a AUX_PAGES]
+ *		   [-w WATERMARK_BYTES] [-S] [-P MS] [-C CPU] [-i] [-d MS]
+ *		   [-o DIR] [-- CMD ARGS...]
+ *
+ * One event of PMU (default "ptsim") is opened, either for a command that
+ * is started here (per task, enabled at exec) or for one CPU (-C) during
+ * -d milliseconds.  Its data area and its AUX area are mapped; the AUX
+ * data is copied out to DIR/aux.bin and the record stream is written to
+ * DIR/records.txt, in the format described in
+ * Documentation/admin-guide/perf/ptsim.rst.
+ *
+ * Normal mode: the AUX area is mapped writable and consumed through
+ * aux_tail.  A PERF_RECORD_AUX with the TRUNCATED flag means the buffer
+ * was full and the perf core disabled the event; once the data is copied
+ * out, the event is enabled again.
+ *
+ * Snapshot mode (-S): the AUX area is mapped read-only, so the PMU
+ * overwrites it freely and publishes aux_head only when the event stops.
+ * Every -P milliseconds (and at the end) the event is stopped, the newest
+ * data below aux_head is copied out and the event is started again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define SYSFS_PMUS	"/sys/bus/event_source/devices"
+#define POLL_MS		100
+#define DEF_DATA_PAGES	16
+#define DEF_AUX_PAGES	256
+#define DEF_DURATION_MS	1000
+#define DEF_PERIOD_MS	200
+#define DEF_DIR		"aux-record.d"
+/* perf_event_header::size is 16 bits wide */
+#define MAX_RECORD	65536
+
+/* userspace has no <linux/compiler.h> */
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+struct options {
+	const char *pmu;
+	unsigned long long config;
+	unsigned long data_pages;
+	unsigned long aux_pages;
+	unsigned int watermark;
+	bool snapshot;
+	bool inherit;
+	int cpu;			/* -1: per task */
+	unsigned int duration_ms;
+	unsigned int period_ms;
+	const char *dir;
+	char **cmd;
+};
+
+struct recorder {
+	int fd;
+	bool snapshot;
+	struct perf_event_mmap_page *pg;
+	size_t map_len;
+	unsigned char *data;		/* the data ring */
+	__u64 data_size;
+	__u64 data_tail;
+	unsigned char *aux;
+	__u64 aux_size;
+	__u64 aux_tail;			/* normal mode */
+	__u64 snap_head;		/* snapshot mode: head of last copy */
+	int bin_fd;
+	FILE *txt;
+	__u64 file_off;
+	bool rearm;			/* TRUNCATED seen, event to enable */
+	/* what the summary reports */
+	unsigned long long bytes;
+	unsigned long long aux_records;
+	unsigned long long truncated;
+	unsigned long long lost;
+	unsigned long long itrace_start;
+	unsigned long long other;
+	__u64 rec[MAX_RECORD / sizeof(__u64)];	/* one record, aligned */
+};
+
+static pid_t child_pid = -1;
+static int stop_requested;		/* set by SIGINT, SIGTERM */
+
+static void kill_child(void)
+{
+	if (child_pid > 0) {
+		kill(child_pid, SIGKILL);
+		waitpid(child_pid, NULL, 0);
+		child_pid = -1;
+	}
+}
+
+/* Report a failed system call (errno) and give up. */
+static noreturn void __printf(1, 2) fail(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+
+	fputs("aux-record: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(err));
+	kill_child();
+	exit(1);
+}
+
+/* Report a problem that has no errno and give up. */
+static noreturn void __printf(1, 2) die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("aux-record: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	kill_child();
+	exit(1);
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f,
+		"usage: aux-record [-e PMU] [-c CONFIG] [-m DATA_PAGES] [-a AUX_PAGES]\n"
+		"                  [-w WATERMARK_BYTES] [-S] [-P MS] [-C CPU] [-i] [-d MS]\n"
+		"                  [-o DIR] [-- CMD ARGS...]\n"
+		"  -e PMU     PMU name (default ptsim)\n"
+		"  -c CONFIG  attr.config, decimal or 0x hex (default 0)\n"
+		"  -m N       data area pages, a power of 2 (default %d)\n"
+		"  -a N       AUX area pages, a power of 2 (default %d)\n"
+		"  -w BYTES   attr.aux_watermark (default 0: the kernel's)\n"
+		"  -S         snapshot mode: AUX area mapped read-only\n"
+		"  -P MS      snapshot period (default %d, 0: only at the end)\n"
+		"  -C CPU     per-CPU event instead of per task\n"
+		"  -i         set attr.inherit\n"
+		"  -d MS      with -C and no CMD: record for MS ms (default %d)\n"
+		"  -o DIR     output directory (default %s)\n"
+		"Either -C CPU or a command (or both) must be given.\n",
+		DEF_DATA_PAGES, DEF_AUX_PAGES, DEF_PERIOD_MS, DEF_DURATION_MS,
+		DEF_DIR);
+}
+
+static unsigned long long parse_num(const char *opt, const char *s,
+				    unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s == '-' || *s == '\0')
+		die("%s: invalid number '%s'", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end != '\0')
+		die("%s: invalid number '%s'", opt, s);
+	if (v > max)
+		die("%s: %s is out of range (at most %llu)", opt, s, max);
+	return v;
+}
+
+static bool is_pow2(unsigned long v)
+{
+	return v && !(v & (v - 1));
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->pmu = "ptsim";
+	o->data_pages = DEF_DATA_PAGES;
+	o->aux_pages = DEF_AUX_PAGES;
+	o->cpu = -1;
+	o->duration_ms = DEF_DURATION_MS;
+	o->period_ms = DEF_PERIOD_MS;
+	o->dir = DEF_DIR;
+
+	/* '+': stop at the first non-option, the command */
+	while ((c = getopt(argc, argv, "+e:c:m:a:w:SP:C:id:o:h")) != -1) {
+		switch (c) {
+		case 'e':
+			if (!*optarg || strchr(optarg, '/'))
+				die("-e: invalid PMU name '%s'", optarg);
+			o->pmu = optarg;
+			break;
+		case 'c':
+			o->config = parse_num("-c", optarg, ~0ULL);
+			break;
+		case 'm':
+			o->data_pages = parse_num("-m", optarg, 1UL << 20);
+			if (!is_pow2(o->data_pages))
+				die("-m: %lu data pages: must be a power of 2",
+				    o->data_pages);
+			break;
+		case 'a':
+			o->aux_pages = parse_num("-a", optarg, 1UL << 20);
+			if (!is_pow2(o->aux_pages))
+				die("-a: %lu AUX pages: must be a power of 2",
+				    o->aux_pages);
+			break;
+		case 'w':
+			o->watermark = parse_num("-w", optarg, UINT32_MAX);
+			break;
+		case 'S':
+			o->snapshot = true;
+			break;
+		case 'P':
+			o->period_ms = parse_num("-P", optarg, 3600000);
+			break;
+		case 'C':
+			o->cpu = parse_num("-C", optarg, 65535);
+			break;
+		case 'i':
+			o->inherit = true;
+			break;
+		case 'd':
+			o->duration_ms = parse_num("-d", optarg, 86400000);
+			break;
+		case 'o':
+			if (!*optarg)
+				die("-o: empty directory name");
+			o->dir = optarg;
+			break;
+		case 'h':
+			print_help(stdout);
+			exit(0);
+		default:
+			print_help(stderr);
+			exit(1);
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!o->cmd && o->cpu < 0) {
+		print_help(stderr);
+		die("nothing to record: give -C CPU, or a command after --");
+	}
+}
+
+static int read_pmu_type(const char *pmu)
+{
+	char path[512];
+	FILE *f;
+	int type;
+
+	snprintf(path, sizeof(path), SYSFS_PMUS "/%s/type", pmu);
+	f = fopen(path, "r");
+	if (!f)
+		fail("PMU '%s' not found (%s)", pmu, path);
+	if (fscanf(f, "%d", &type) != 1 || type < 0)
+		die("PMU '%s': cannot parse %s", pmu, path);
+	fclose(f);
+	return type;
+}
+
+static unsigned long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static void write_all(int fd, const void *buf, size_t len, const char *what)
+{
+	const unsigned char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("write %s", what);
+		p += n;
+		len -= n;
+	}
+}
+
+/* Append AUX bytes [aux_off, aux_off + len) to aux.bin; no wrap inside. */
+static void copy_out(struct recorder *r, __u64 aux_off, __u64 len)
+{
+	__u64 pos = aux_off % r->aux_size;
+
+	write_all(r->bin_fd, r->aux + pos, len, "aux.bin");
+	fprintf(r->txt, "COPY file_off=%llu aux_off=%llu size=%llu\n",
+		(unsigned long long)r->file_off, (unsigned long long)aux_off,
+		(unsigned long long)len);
+	r->file_off += len;
+	r->bytes += len;
+}
+
+/* Copy [start, start + len) of the AUX stream, splitting at the wrap. */
+static void copy_range(struct recorder *r, __u64 start, __u64 len)
+{
+	__u64 first = r->aux_size - start % r->aux_size;
+
+	if (first > len)
+		first = len;
+	if (first)
+		copy_out(r, start, first);
+	if (len > first)
+		copy_out(r, start + first, len - first);
+}
+
+static void ring_read(struct recorder *r, __u64 pos, void *dst, size_t len)
+{
+	__u64 off = pos & (r->data_size - 1);
+	size_t first = r->data_size - off;
+
+	if (first > len)
+		first = len;
+	memcpy(dst, r->data + off, first);
+	if (len > first)
+		memcpy((unsigned char *)dst + first, r->data, len - first);
+}
+
+static void handle_record(struct recorder *r, const struct perf_event_header *h)
+{
+	const __u64 *u = (const __u64 *)(h + 1);
+	const __u32 *w = (const __u32 *)(h + 1);
+
+	switch (h->type) {
+	case PERF_RECORD_AUX:
+		if (h->size < sizeof(*h) + 3 * sizeof(__u64))
+			die("short PERF_RECORD_AUX (%u bytes)", h->size);
+		fprintf(r->txt, "AUX offset=%llu size=%llu flags=0x%llx\n",
+			(unsigned long long)u[0], (unsigned long long)u[1],
+			(unsigned long long)u[2]);
+		r->aux_records++;
+		if (u[2] & PERF_AUX_FLAG_TRUNCATED)
+			r->truncated++;
+		if (!r->snapshot && (u[2] & PERF_AUX_FLAG_TRUNCATED))
+			r->rearm = true;
+		break;
+	case PERF_RECORD_ITRACE_START:
+		if (h->size < sizeof(*h) + 2 * sizeof(__u32))
+			die("short PERF_RECORD_ITRACE_START (%u bytes)", h->size);
+		fprintf(r->txt, "ITRACE_START pid=%u tid=%u\n", w[0], w[1]);
+		r->itrace_start++;
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size < sizeof(*h) + 2 * sizeof(__u64))
+			die("short PERF_RECORD_LOST (%u bytes)", h->size);
+		fprintf(r->txt, "LOST id=%llu lost=%llu\n",
+			(unsigned long long)u[0], (unsigned long long)u[1]);
+		r->lost += u[1];
+		break;
+	default:
+		r->other++;
+		break;
+	}
+}
+
+/* Consume every record the kernel has published in the data ring. */
+static void drain_records(struct recorder *r)
+{
+	__u64 head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	struct perf_event_header *h = (struct perf_event_header *)r->rec;
+
+	if (head - r->data_tail > r->data_size)
+		die("data ring: head %llu is more than a ring ahead of tail %llu",
+		    (unsigned long long)head,
+		    (unsigned long long)r->data_tail);
+	while (r->data_tail != head) {
+		if (head - r->data_tail < sizeof(*h))
+			die("data ring: partial record header at %llu",
+			    (unsigned long long)r->data_tail);
+		ring_read(r, r->data_tail, h, sizeof(*h));
+		if (h->size < sizeof(*h) || h->size > head - r->data_tail)
+			die("data ring: bad record size %u at %llu", h->size,
+			    (unsigned long long)r->data_tail);
+		/* the whole record, contiguous even if it wraps the ring */
+		ring_read(r, r->data_tail, r->rec, h->size);
+		handle_record(r, h);
+		r->data_tail += h->size;
+	}
+	__atomic_store_n(&r->pg->data_tail, r->data_tail, __ATOMIC_RELEASE);
+}
+
+/* Normal mode: copy out [aux_tail, aux_head) and free the space. */
+static void drain_aux(struct recorder *r)
+{
+	__u64 head = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+
+	if (head == r->aux_tail)
+		return;
+	if (head - r->aux_tail > r->aux_size)
+		die("AUX area: head %llu is more than a buffer ahead of tail %llu",
+		    (unsigned long long)head,
+		    (unsigned long long)r->aux_tail);
+	copy_range(r, r->aux_tail, head - r->aux_tail);
+	r->aux_tail = head;
+	__atomic_store_n(&r->pg->aux_tail, r->aux_tail, __ATOMIC_RELEASE);
+}
+
+static void event_ioctl(struct recorder *r, unsigned long req, const char *name)
+{
+	if (ioctl(r->fd, req, 0) < 0)
+		fail("ioctl(%s)", name);
+}
+
+/*
+ * Snapshot mode: with the event stopped, aux_head is the absolute head;
+ * copy the newest min(aux_size, head - previous head) bytes below it.
+ */
+static void take_snapshot(struct recorder *r, bool restart)
+{
+	__u64 head, len;
+
+	event_ioctl(r, PERF_EVENT_IOC_DISABLE, "PERF_EVENT_IOC_DISABLE");
+	drain_records(r);
+	head = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+	if (head < r->snap_head)
+		r->snap_head = 0;	/* not expected: head went back */
+	len = head - r->snap_head;
+	if (len > r->aux_size)
+		len = r->aux_size;
+	if (len)
+		copy_range(r, head - len, len);
+	r->snap_head = head;
+	if (restart)
+		event_ioctl(r, PERF_EVENT_IOC_ENABLE, "PERF_EVENT_IOC_ENABLE");
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Fork the command; it waits for a byte on @go before it execs.  An exec
+ * failure comes back through the close-on-exec pipe @err_r (EOF: success).
+ */
+static pid_t start_child(char **cmd, int *go_w, int *err_r)
+{
+	int go[2], ep[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
+		fail("pipe2");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		int err;
+
+		close(go[1]);
+		close(ep[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);	/* the recorder gave up */
+		execvp(cmd[0], cmd);
+		err = errno;
+		if (write(ep[1], &err, sizeof(err)) < 0)
+			_exit(1);
+		_exit(1);
+	}
+	close(go[0]);
+	close(ep[1]);
+	*go_w = go[1];
+	*err_r = ep[0];
+	return pid;
+}
+
+/* Let the child exec; returns 0, or the errno of its failed exec. */
+static int release_child(int go_w, int err_r)
+{
+	ssize_t n;
+	int err = 0;
+
+	if (write(go_w, "g", 1) != 1)
+		fail("write to the command's start pipe");
+	close(go_w);
+	do {
+		n = read(err_r, &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	close(err_r);
+	return n == sizeof(err) ? err : 0;
+}
+
+static int open_event(const struct options *o, int type, pid_t pid)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = o->config;
+	attr.disabled = 1;
+	attr.inherit = o->inherit;
+	attr.aux_watermark = o->watermark;
+	if (o->cpu < 0) {
+		/* per task: trace the command from its exec, user only */
+		attr.enable_on_exec = 1;
+		attr.exclude_kernel = 1;
+	}
+	fd = syscall(SYS_perf_event_open, &attr, o->cpu < 0 ? pid : -1,
+		     o->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (o->cpu < 0)
+			fail("perf_event_open(%s type=%d config=0x%llx pid=%d)",
+			     o->pmu, type, o->config, (int)pid);
+		fail("perf_event_open(%s type=%d config=0x%llx cpu=%d)",
+		     o->pmu, type, o->config, o->cpu);
+	}
+	return fd;
+}
+
+static void map_buffers(struct recorder *r, const struct options *o)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	r->map_len = (1 + o->data_pages) * psz;
+	p = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED) {
+		if (errno == EINVAL && o->inherit && o->cpu < 0)
+			die("mmap data area: %s (no mmap for inherited per-task events; use -C)",
+			    strerror(EINVAL));
+		fail("mmap data area (%lu+1 pages)", o->data_pages);
+	}
+	r->pg = p;
+	r->data = (unsigned char *)p + r->pg->data_offset;
+	r->data_size = r->pg->data_size;
+	if (!is_pow2(r->data_size))
+		die("data area size %llu is not a power of 2",
+		    (unsigned long long)r->data_size);
+
+	r->aux_size = (__u64)o->aux_pages * psz;
+	r->pg->aux_offset = r->map_len;
+	r->pg->aux_size = r->aux_size;
+	p = mmap(NULL, r->aux_size,
+		 o->snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
+		 MAP_SHARED, r->fd, r->map_len);
+	if (p == MAP_FAILED)
+		fail("mmap AUX area (%lu pages at offset %zu, %s)",
+		     o->aux_pages, r->map_len,
+		     o->snapshot ? "read-only" : "read-write");
+	r->aux = p;
+}
+
+static void open_output(struct recorder *r, const struct options *o,
+			int type)
+{
+	char path[4096];
+
+	if (mkdir(o->dir, 0755) < 0 && errno != EEXIST)
+		fail("mkdir %s", o->dir);
+	snprintf(path, sizeof(path), "%s/aux.bin", o->dir);
+	r->bin_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (r->bin_fd < 0)
+		fail("open %s", path);
+	snprintf(path, sizeof(path), "%s/records.txt", o->dir);
+	r->txt = fopen(path, "we");
+	if (!r->txt)
+		fail("open %s", path);
+	fprintf(r->txt, "pmu %s type=%d config=0x%llx mode=%s aux_size=%llu\n",
+		o->pmu, type, o->config, o->snapshot ? "snapshot" : "normal",
+		(unsigned long long)o->aux_pages * sysconf(_SC_PAGESIZE));
+}
+
+/* Returns true once the command has exited (and reports how). */
+static bool child_done(bool block)
+{
+	int status;
+	pid_t p;
+
+	if (child_pid <= 0)
+		return true;
+	do {
+		p = waitpid(child_pid, &status, block ? 0 : WNOHANG);
+	} while (p < 0 && errno == EINTR);
+	if (p < 0)
+		fail("waitpid");
+	if (p == 0)
+		return false;
+	child_pid = -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "aux-record: command exited with status %d\n",
+			WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "aux-record: command killed by signal %d\n",
+			WTERMSIG(status));
+	return true;
+}
+
+/* Milliseconds from @now until @when, at most POLL_MS. */
+static int wait_ms(unsigned long long now, unsigned long long when)
+{
+	if (when <= now)
+		return 0;
+	return when - now < POLL_MS ? when - now : POLL_MS;
+}
+
+/* Stopped by a signal while the command still runs: SIGTERM, then KILL. */
+static void stop_child(void)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	kill(child_pid, SIGTERM);
+	for (i = 0; i < 100; i++) {
+		if (child_done(false))
+			return;
+		nanosleep(&tick, NULL);
+	}
+	kill(child_pid, SIGKILL);
+	child_done(true);
+}
+
+static void record(struct recorder *r, const struct options *o)
+{
+	unsigned long long t = now_ms(), next_snap, end;
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	int timeout;
+	bool hup;
+
+	next_snap = t + o->period_ms;
+	end = t + o->duration_ms;
+	for (;;) {
+		/* wake up for data, the next snapshot or the end */
+		timeout = POLL_MS;
+		if (r->snapshot && o->period_ms)
+			timeout = wait_ms(t, next_snap);
+		if (!o->cmd && wait_ms(t, end) < timeout)
+			timeout = wait_ms(t, end);
+		pfd.revents = 0;
+		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+			fail("poll");
+		hup = pfd.revents & (POLLHUP | POLLERR);
+
+		drain_records(r);
+		if (!r->snapshot) {
+			drain_aux(r);
+			/*
+			 * The AUX area has room again: restart the trace.
+			 * The PMU stopped at TRUNCATED but 6.12 only turns
+			 * the event off at its next sched-out, and ENABLE
+			 * of an event still on is a no-op, so turn it off
+			 * here first.
+			 */
+			if (r->rearm && !hup) {
+				event_ioctl(r, PERF_EVENT_IOC_DISABLE,
+					    "PERF_EVENT_IOC_DISABLE");
+				drain_records(r);
+				drain_aux(r);
+				event_ioctl(r, PERF_EVENT_IOC_ENABLE,
+					    "PERF_EVENT_IOC_ENABLE");
+				r->rearm = false;
+			}
+		}
+
+		t = now_ms();
+		if (__atomic_load_n(&stop_requested, __ATOMIC_RELAXED))
+			break;
+		if (o->cmd) {
+			/* a per-task event hangs up when its task exits */
+			if (child_done(hup && o->cpu < 0))
+				break;
+		} else if (t >= end || hup) {
+			break;
+		}
+		if (r->snapshot && o->period_ms && t >= next_snap) {
+			take_snapshot(r, true);
+			next_snap = t + o->period_ms;
+		}
+	}
+
+	/* stop the trace; what it flushes is the last of the data */
+	if (r->snapshot) {
+		take_snapshot(r, false);
+	} else {
+		event_ioctl(r, PERF_EVENT_IOC_DISABLE, "PERF_EVENT_IOC_DISABLE");
+		drain_records(r);
+		drain_aux(r);
+	}
+	drain_records(r);
+}
+
+int main(int argc, char **argv)
+{
+	static struct recorder r;
+	struct sigaction sa;
+	struct options o;
+	int type, go_w = -1, err_r = -1, err;
+
+	parse_options(argc, argv, &o);
+	type = read_pmu_type(o.pmu);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	r.snapshot = o.snapshot;
+	open_output(&r, &o, type);
+	if (o.cmd)
+		child_pid = start_child(o.cmd, &go_w, &err_r);
+	r.fd = open_event(&o, type, child_pid);
+	map_buffers(&r, &o);
+	/* a per-CPU event starts now; a per-task one at the exec */
+	if (o.cpu >= 0)
+		event_ioctl(&r, PERF_EVENT_IOC_ENABLE, "PERF_EVENT_IOC_ENABLE");
+	if (o.cmd) {
+		err = release_child(go_w, err_r);
+		if (err) {
+			errno = err;
+			fail("cannot run '%s'", o.cmd[0]);
+		}
+	}
+
+	record(&r, &o);
+
+	if (child_pid > 0)
+		stop_child();
+	if (fflush(r.txt) || ferror(r.txt) || fclose(r.txt))
+		fail("write records.txt");
+	if (close(r.bin_fd) < 0)
+		fail("close aux.bin");
+	printf("aux-record: bytes=%llu aux_records=%llu truncated=%llu lost=%llu",
+	       r.bytes, r.aux_records, r.truncated, r.lost);
+	printf(" itrace_start=%llu mode=%s other=%llu\n", r.itrace_start,
+	       r.snapshot ? "snapshot" : "normal", r.other);
+	return 0;
+}
