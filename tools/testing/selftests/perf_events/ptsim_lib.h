@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for tests that drive the AUX area through the ptsim PMU
+ * (Documentation/admin-guide/perf/ptsim.rst): open and map an event,
+ * consume its data and AUX areas the way perf does, and check the trace.
+ *
+ * The trace check understands exactly the packets ptsim writes.  It is
+ * deliberately independent of libipt, which is not available in the test
+ * guest; every trace a test produces is also written under
+ * $AUXLAB_TRACE_DIR (when set) in aux-record's format, so the host decodes
+ * it with libipt as well.
+ */
+#ifndef PTSIM_LIB_H
+#define PTSIM_LIB_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
+#define PTSIM_REC	16	/* data record size */
+
+/* attr.config fields, as listed in ptsim's format/ directory */
+#define PTSIM_RATE(x)		((__u64)(x) << 0)
+#define PTSIM_PERIOD(x)		((__u64)(x) << 16)
+#define PTSIM_FIFO(x)		((__u64)(x) << 28)
+#define PTSIM_DRAIN(x)		((__u64)(x) << 33)
+#define PTSIM_PSB(x)		((__u64)(x) << 45)
+#define PTSIM_REGION(x)		((__u64)(x) << 49)
+
+static inline int ptsim_type(void)
+{
+	FILE *f = fopen(PTSIM_SYSFS "/type", "r");
+	int type = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+static inline void ptsim_attr(struct perf_event_attr *attr, __u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = ptsim_type();
+	attr->config = config;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->sample_id_all = 1;
+	attr->sample_type = PERF_SAMPLE_TID;
+}
+
+static inline int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			    int group)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, 0);
+}
+
+struct aux_rec {
+	__u32 type;
+	__u64 a, b, c;	/* AUX: offset size flags; ITRACE_START: pid tid */
+	__u32 pid;	/* AUX: the task that wrote it (sample_id) */
+};
+
+struct aux_copy {
+	__u64 file_off, aux_off, size;
+};
+
+/* One event with its data and AUX areas mapped, and what came out. */
+struct sess {
+	int fd;
+	__u64 config;
+	long psz;
+	bool snapshot;
+	struct perf_event_mmap_page *pg;
+	size_t data_size;
+	void *aux;
+	size_t aux_size;
+	__u64 snap_head;	/* aux_head at the last snapshot */
+
+	unsigned char *trace;	/* AUX data copied out, in order */
+	size_t len, cap;
+	struct aux_rec *recs;
+	size_t nrecs, rcap;
+	struct aux_copy *copies;
+	size_t ncopies, ccap;
+
+	unsigned long aux_records, truncated, itrace_start, lost, wakeups;
+	bool reenable;		/* re-enable after TRUNCATED, as tools do */
+};
+
+static inline void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	p = realloc(p, n * elem);
+	if (!p) {
+		perror("realloc");
+		exit(1);
+	}
+	*cap = n;
+	return p;
+}
+
+/*
+ * Map 1 + data_pages pages of data area, then aux_pages of AUX area right
+ * above it (read-only: overwrite mode).  Returns 0 or -errno, with the
+ * session cleaned up.
+ */
+static inline int sess_map(struct sess *s, int fd, __u64 config,
+			   int data_pages, int aux_pages, bool snapshot)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->config = config;
+	s->psz = sysconf(_SC_PAGESIZE);
+	s->snapshot = snapshot;
+	s->data_size = data_pages * s->psz;
+	s->aux_size = aux_pages * s->psz;
+	s->pg = mmap(NULL, s->psz + s->data_size, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
+	if (s->pg == MAP_FAILED)
+		return -errno;
+	s->pg->aux_offset = s->psz + s->data_size;
+	s->pg->aux_size = s->aux_size;
+	s->aux = mmap(NULL, s->aux_size,
+		      snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, s->pg->aux_offset);
+	if (s->aux == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(s->pg, s->psz + s->data_size);
+		return err;
+	}
+	s->reenable = true;
+	return 0;
+}
+
+static inline void sess_add_rec(struct sess *s, __u32 type, __u64 a, __u64 b,
+				__u64 c)
+{
+	s->recs = grow(s->recs, &s->rcap, s->nrecs + 1, sizeof(*s->recs));
+	s->recs[s->nrecs++] = (struct aux_rec){ type, a, b, c, 0 };
+}
+
+/* Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST. */
+static inline void sess_read_records(struct sess *s)
+{
+	unsigned char *data = (unsigned char *)s->pg + s->psz;
+	__u64 head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = s->pg->data_tail;
+	unsigned char ev[512];
+
+	while (tail < head) {
+		struct perf_event_header *h = (void *)ev;
+		size_t off = tail % s->data_size, i;
+		__u64 *v = (void *)(ev + sizeof(*h));
+
+		for (i = 0; i < sizeof(*h); i++)
+			ev[i] = data[(off + i) % s->data_size];
+		if (h->size < sizeof(*h) || h->size > sizeof(ev))
+			break;
+		for (i = 0; i < h->size; i++)
+			ev[i] = data[(off + i) % s->data_size];
+
+		switch (h->type) {
+		case PERF_RECORD_AUX:
+			s->aux_records++;
+			if (v[2] & PERF_AUX_FLAG_TRUNCATED)
+				s->truncated++;
+			sess_add_rec(s, h->type, v[0], v[1], v[2]);
+			/* sample_id_all with PERF_SAMPLE_TID: pid, tid */
+			if (h->size >= sizeof(*h) + 4 * sizeof(__u64))
+				s->recs[s->nrecs - 1].pid = (__u32)v[3];
+			break;
+		case PERF_RECORD_ITRACE_START: {
+			__u32 *pt = (void *)v;
+
+			s->itrace_start++;
+			sess_add_rec(s, h->type, pt[0], pt[1], 0);
+			break;
+		}
+		case PERF_RECORD_LOST:
+			s->lost += v[1];
+			sess_add_rec(s, h->type, v[0], v[1], 0);
+			break;
+		}
+		tail += h->size;
+	}
+	__atomic_store_n(&s->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static inline void sess_append(struct sess *s, __u64 aux_off, size_t size)
+{
+	size_t done = 0;
+
+	s->trace = grow(s->trace, &s->cap, s->len + size, 1);
+	s->copies = grow(s->copies, &s->ccap, s->ncopies + 1,
+			 sizeof(*s->copies));
+	s->copies[s->ncopies++] = (struct aux_copy){ s->len, aux_off, size };
+	while (done < size) {
+		size_t off = (aux_off + done) % s->aux_size;
+		size_t n = size - done;
+
+		if (n > s->aux_size - off)
+			n = s->aux_size - off;
+		memcpy(s->trace + s->len, (char *)s->aux + off, n);
+		s->len += n;
+		done += n;
+	}
+}
+
+/* Normal mode: copy [aux_tail, aux_head) out and free it. */
+static inline size_t sess_copy_aux(struct sess *s)
+{
+	__u64 head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
+	__u64 tail = s->pg->aux_tail;
+
+	if (head == tail)
+		return 0;
+	sess_append(s, tail, head - tail);
+	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
+	return head - tail;
+}
+
+/*
+ * Overwrite mode: the event must be stopped (aux_head is published at
+ * the end of a transaction); copy the newest data, at most aux_size bytes.
+ */
+static inline size_t sess_snapshot(struct sess *s)
+{
+	__u64 head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
+	__u64 n = head - s->snap_head;
+
+	if (n > s->aux_size)
+		n = s->aux_size;
+	if (n)
+		sess_append(s, head - n, n);
+	s->snap_head = head;
+	return n;
+}
+
+/*
+ * Restart after TRUNCATED.  The PMU stopped when the buffer filled, but
+ * 6.12 turns the event off only at its next sched-out (the AUX overrun
+ * path sets pending_disable without queueing the work that acts on it),
+ * and ENABLE of an event still on is a no-op.  So turn it off, take what
+ * is left, and turn it on again, as a tool does.
+ */
+static inline void sess_restart(struct sess *s)
+{
+	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_read_records(s);
+	sess_copy_aux(s);
+	ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+/* One round of consumption; true if poll() reported a wake-up. */
+static inline bool sess_poll(struct sess *s, int timeout_ms)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+	bool woke = poll(&p, 1, timeout_ms) > 0 && (p.revents & POLLIN);
+
+	if (woke)
+		s->wakeups++;
+	sess_read_records(s);
+	if (!s->snapshot) {
+		unsigned long before = s->truncated;
+
+		sess_copy_aux(s);
+		if (s->reenable && s->truncated != before)
+			sess_restart(s);
+	}
+	return woke;
+}
+
+/* Write the trace in aux-record's directory format for the host decoder. */
+static inline void sess_save(struct sess *s, const char *name)
+{
+	const char *root = getenv("AUXLAB_TRACE_DIR");
+	char path[PATH_MAX];
+	FILE *f;
+	size_t i;
+
+	if (!root || !*root)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	mkdir(root, 0755);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/aux.bin", root, name);
+	f = fopen(path, "w");
+	if (!f || fwrite(s->trace, 1, s->len, f) != s->len) {
+		perror(path);
+		exit(1);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s/records.txt", root, name);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "pmu ptsim type=%d config=0x%llx mode=%s aux_size=%zu\n",
+		ptsim_type(), (unsigned long long)s->config,
+		s->snapshot ? "snapshot" : "normal", s->aux_size);
+	for (i = 0; i < s->nrecs; i++) {
+		struct aux_rec *r = &s->recs[i];
+
+		if (r->type == PERF_RECORD_AUX)
+			fprintf(f, "AUX offset=%llu size=%llu flags=0x%llx\n",
+				(unsigned long long)r->a,
+				(unsigned long long)r->b,
+				(unsigned long long)r->c);
+		else if (r->type == PERF_RECORD_ITRACE_START)
+			fprintf(f, "ITRACE_START pid=%llu tid=%llu\n",
+				(unsigned long long)r->a,
+				(unsigned long long)r->b);
+		else
+			fprintf(f, "LOST id=%llu lost=%llu\n",
+				(unsigned long long)r->a,
+				(unsigned long long)r->b);
+	}
+	for (i = 0; i < s->ncopies; i++)
+		fprintf(f, "COPY file_off=%llu aux_off=%llu size=%llu\n",
+			(unsigned long long)s->copies[i].file_off,
+			(unsigned long long)s->copies[i].aux_off,
+			(unsigned long long)s->copies[i].size);
+	fclose(f);
+}
+
+static inline void sess_free(struct sess *s)
+{
+	if (s->aux && s->aux != MAP_FAILED)
+		munmap(s->aux, s->aux_size);
+	if (s->pg && s->pg != MAP_FAILED)
+		munmap(s->pg, s->psz + s->data_size);
+	free(s->trace);
+	free(s->recs);
+	free(s->copies);
+	s->aux = NULL;
+	s->pg = NULL;
+	s->trace = NULL;
+	s->recs = NULL;
+	s->copies = NULL;
+}
+
+/* ---- the trace check ---- */
+
+struct walk {
+	unsigned long packets, pad, psb, psbend, ptw64, ptw32, ovf, pge, pgd;
+	unsigned long fup, tsc, errors, gaps, unexplained;
+	unsigned long straddles;	/* packets crossing a region end */
+	unsigned long user_ips, bad_ips;	/* IPs in FUP and TIP.PGE */
+	__u64 first_seq, last_seq;
+	bool have_seq;
+};
+
+/* Length of the ptsim packet at p, 0 if it is not one ptsim writes. */
+static inline size_t pt_len(const unsigned char *p, size_t left)
+{
+	size_t n = 0;
+
+	if (p[0] == 0x00)
+		n = 1;				/* PAD */
+	else if (p[0] == 0x02 && left >= 2) {
+		static const unsigned char ext[][2] = {
+			{ 0x82, 16 },	/* PSB */
+			{ 0x23, 2 },	/* PSBEND */
+			{ 0x03, 4 },	/* CBR */
+			{ 0xf3, 2 },	/* OVF */
+			{ 0x12, 6 },	/* PTW, 4-byte payload */
+			{ 0x32, 10 },	/* PTW, 8-byte payload */
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(ext); i++)
+			if (p[1] == ext[i][0])
+				n = ext[i][1];
+	} else if (p[0] == 0x19)
+		n = 8;				/* TSC */
+	else if (p[0] == 0x99)
+		n = 2;				/* MODE.Exec */
+	else if ((p[0] & 0x1f) == 0x01 || (p[0] & 0x1f) == 0x11 ||
+		 (p[0] & 0x1f) == 0x1d) {	/* TIP.PGD, TIP.PGE, FUP */
+		if ((p[0] >> 5) == 0)
+			n = 1;
+		else if ((p[0] >> 5) == 6)
+			n = 9;
+	} else if (!(p[0] & 1))
+		n = 1;				/* short TNT */
+	if (n == 16 && left >= 16) {
+		size_t i;
+
+		for (i = 0; i < 16; i += 2)
+			if (p[i] != 0x02 || p[i + 1] != 0x82)
+				return 0;
+	}
+	return n <= left ? n : 0;
+}
+
+static inline __u64 get_le(const unsigned char *p, int bytes)
+{
+	__u64 v = 0;
+
+	while (bytes--)
+		v = v << 8 | p[bytes];
+	return v;
+}
+
+/* Is there a lossy AUX record whose data ends in (lo, hi]? */
+static inline bool lossy_end_in(struct sess *s, __u64 lo, __u64 hi)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		struct aux_rec *r = &s->recs[i];
+
+		if (r->type == PERF_RECORD_AUX &&
+		    (r->c & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL |
+			     PERF_AUX_FLAG_COLLISION)) &&
+		    r->a + r->b > lo && r->a + r->b <= hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Walk one contiguous piece of trace (starting at AUX offset aux_off),
+ * count packets and check the PTW sequence numbers.  A gap must be
+ * explained by OVF + PTW32 with the exact number of bytes dropped, or by
+ * a lossy AUX record ending between the two numbers.  region, if not 0,
+ * is the region size: no packet may cross a multiple of it.
+ */
+static inline void walk_piece(struct sess *s, struct walk *w,
+			      const unsigned char *p, size_t len,
+			      __u64 aux_off, size_t region)
+{
+	__u64 last_pos = 0, ovf_lost = 0;
+	bool synced = false, ovf = false;
+	size_t i = 0, n;
+
+	w->have_seq = false;
+	while (i < len) {
+		n = pt_len(p + i, len - i);
+		if (!synced) {
+			/* Snapshots start anywhere: sync on the first PSB. */
+			if (n == 16) {
+				synced = true;
+				continue;
+			}
+			/* ... but a normal trace starts with one. */
+			if (!s->snapshot && p[i])
+				w->errors++;
+			i++;
+			continue;
+		}
+		if (!n) {
+			w->errors++;
+			synced = false;
+			i++;
+			continue;
+		}
+		if (region && (aux_off + i) / region !=
+			      (aux_off + i + n - 1) / region)
+			w->straddles++;
+		w->packets++;
+		if (p[i] == 0x00) {
+			w->pad++;
+		} else if (p[i] == 0x02 && p[i + 1] == 0x82) {
+			w->psb++;
+		} else if (p[i] == 0x02 && p[i + 1] == 0x23) {
+			w->psbend++;
+		} else if (p[i] == 0x02 && p[i + 1] == 0xf3) {
+			w->ovf++;
+			ovf = true;
+		} else if (p[i] == 0x02 && p[i + 1] == 0x12) {
+			w->ptw32++;
+			if (ovf)
+				ovf_lost += get_le(p + i + 2, 4);
+		} else if (p[i] == 0x02 && p[i + 1] == 0x32) {
+			__u64 seq = get_le(p + i + 2, 8);
+
+			w->ptw64++;
+			if (w->have_seq && seq != w->last_seq + 1) {
+				__u64 missing = seq - w->last_seq - 1;
+				bool by_ovf = ovf && ovf_lost == missing * PTSIM_REC;
+
+				w->gaps++;
+				if (seq <= w->last_seq ||
+				    (!by_ovf && !lossy_end_in(s, aux_off + last_pos,
+							      aux_off + i)))
+					w->unexplained++;
+			}
+			if (w->ptw64 == 1)
+				w->first_seq = seq;
+			w->have_seq = true;
+			w->last_seq = seq;
+			last_pos = i;
+			ovf = false;
+			ovf_lost = 0;
+		} else if (p[i] == 0x19) {
+			w->tsc++;
+		} else if ((p[i] & 0x1f) == 0x11) {
+			w->pge++;
+		} else if ((p[i] & 0x1f) == 0x01) {
+			w->pgd++;
+		} else if ((p[i] & 0x1f) == 0x1d) {
+			w->fup++;
+		}
+		/* FUP and TIP.PGE carry the traced task's user IP. */
+		if (n == 9 && ((p[i] & 0x1f) == 0x11 || (p[i] & 0x1f) == 0x1d)) {
+			__u64 ip = get_le(p + i + 1, 8);
+
+			if (ip && ip < (1ULL << 47))
+				w->user_ips++;
+			else
+				w->bad_ips++;
+		}
+		i += n;
+	}
+}
+
+/* Walk the whole trace, piece by piece (pieces are snapshots). */
+static inline void walk_trace(struct sess *s, struct walk *w, size_t region)
+{
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	if (!s->snapshot) {
+		/* Normal mode: one piece, file offset == AUX offset. */
+		walk_piece(s, w, s->trace, s->len, 0, region);
+		return;
+	}
+	for (i = 0; i < s->ncopies; i++) {
+		struct aux_copy *c = &s->copies[i];
+		size_t len = c->size;
+
+		/* A snapshot that wrapped is two copies: join them. */
+		if (i + 1 < s->ncopies &&
+		    s->copies[i + 1].aux_off == c->aux_off + c->size) {
+			len += s->copies[i + 1].size;
+			i++;
+		}
+		walk_piece(s, w, s->trace + c->file_off, len, c->aux_off,
+			   region);
+	}
+}
+
+/* ---- workloads ---- */
+
+static inline double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Spin in user space for ms milliseconds. */
+static inline void burn(int ms)
+{
+	double end = now_ms() + ms;
+
+	/* clock_gettime() is a vDSO call: this stays in user space. */
+	while (now_ms() < end)
+		;
+}
+
+static inline int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Fork a child that waits for a byte on a pipe, then burns ms of CPU
+ * (pinned to cpu if >= 0) and exits.  *go is the write end.
+ */
+static inline pid_t spawn_burner(int ms, int cpu, int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[1]);
+		if (cpu >= 0 && pin_to(cpu))
+			_exit(2);
+		if (read(p[0], &c, 1) != 1)
+			_exit(3);
+		burn(ms);
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static inline void release(int go)
+{
+	if (write(go, "g", 1) != 1)
+		perror("write");
+	close(go);
+}
+
+/* Consume until the child exits, then drain once more. */
+static inline int consume_until_exit(struct sess *s, pid_t pid)
+{
+	int status = -1;
+
+	for (;;) {
+		sess_poll(s, 10);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	sess_poll(s, 0);
+	return status;
+}
+
+#endif /* PTSIM_LIB_H */

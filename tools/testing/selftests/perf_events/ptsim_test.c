@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The AUX area through the ptsim PMU: streaming, a stalled consumer,
+ * snapshot mode, watermark wake-ups, region alignment with skip and PAD,
+ * FIFO overflow, inherited and per-CPU events, pause and resume.
+ *
+ * Every test checks the trace itself (packets, and PTW sequence numbers
+ * whose gaps must each be explained) with the checker in ptsim_lib.h, and
+ * leaves the trace under $AUXLAB_TRACE_DIR for the host's libipt decoder.
+ */
+#include "ptsim_lib.h"
+#include "../kselftest_harness.h"
+
+/*
+ * The trace decodes, and its sequence numbers have no gap, or, if the
+ * consumer fell behind and the buffer filled, only gaps that a TRUNCATED
+ * record explains.  Under TCG a consumer can be starved for a while, so a
+ * test cannot insist that the buffer never fills.
+ */
+static void expect_clean(struct __test_metadata *_metadata, struct sess *s,
+			 struct walk *w)
+{
+	EXPECT_EQ(0, w->errors);
+	EXPECT_EQ(0, w->unexplained);
+	if (!s->truncated)
+		EXPECT_EQ(0, w->gaps);
+}
+
+/* Trace a child burning ms of CPU with a per-task event. */
+static int trace_child(struct __test_metadata *_metadata, struct sess *s,
+		       __u64 config, int aux_pages, int ms, int watermark)
+{
+	struct perf_event_attr attr;
+	int fd, go, status;
+	pid_t pid;
+
+	ptsim_attr(&attr, config);
+	attr.aux_watermark = watermark;
+	pid = spawn_burner(ms, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(s, fd, config, 16, aux_pages, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	status = consume_until_exit(s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	return fd;
+}
+
+TEST(sysfs_format_and_caps)
+{
+	static const char * const fmt[][2] = {
+		{ "rate", "config:0-15" }, { "period", "config:16-27" },
+		{ "fifo", "config:28-32" }, { "drain", "config:33-44" },
+		{ "psb_period", "config:45-48" }, { "region", "config:49-52" },
+	};
+	char path[256], buf[64];
+	unsigned int i;
+	FILE *f;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
+		snprintf(path, sizeof(path), PTSIM_SYSFS "/format/%s", fmt[i][0]);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f) TH_LOG("%s missing", path);
+		ASSERT_NE(NULL, fgets(buf, sizeof(buf), f));
+		fclose(f);
+		buf[strcspn(buf, "\n")] = 0;
+		EXPECT_STREQ(fmt[i][1], buf);
+	}
+	f = fopen(PTSIM_SYSFS "/caps/record_size", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(buf, sizeof(buf), f));
+	fclose(f);
+	EXPECT_EQ(PTSIM_REC, atoi(buf));
+}
+
+TEST(bad_config_is_einval)
+{
+	static const __u64 bad[] = {
+		1ULL << 53, 1ULL << 63,		/* reserved bits */
+		PTSIM_RATE(4097),		/* above caps/max_rate */
+		PTSIM_PERIOD(9),		/* below caps/min_period_us */
+		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
+		PTSIM_REGION(11),		/* above caps/max_region_shift */
+	};
+	struct perf_event_attr attr;
+	unsigned int i;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ptsim_attr(&attr, bad[i]);
+		fd = perf_open(&attr, 0, -1, -1);
+		EXPECT_EQ(-1, fd) TH_LOG("config 0x%llx accepted",
+					 (unsigned long long)bad[i]);
+		EXPECT_EQ(EINVAL, errno);
+		if (fd >= 0)
+			close(fd);
+	}
+	ptsim_attr(&attr, 0);
+	attr.config1 = 1;
+	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* The largest valid values are accepted. */
+	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
+		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_PSB(15) |
+		   PTSIM_REGION(10));
+	fd = perf_open(&attr, 0, -1, -1);
+	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Normal streaming: everything arrives, numbered from 0, no gaps. */
+TEST(stream)
+{
+	struct sess s;
+	struct walk w;
+	__u64 count = 0;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	fd = trace_child(_metadata, &s, 0, 256, 300, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "stream");
+	TH_LOG("bytes=%zu aux_records=%lu packets=%lu ptw=%lu psb=%lu",
+	       s.len, s.aux_records, w.packets, w.ptw64, w.psb);
+	EXPECT_GT(s.len, 64 * 1024);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.gaps);
+	EXPECT_EQ(0, w.first_seq);
+	EXPECT_EQ(0, s.truncated);
+	EXPECT_GE(s.itrace_start, 1);
+	EXPECT_GT(w.psb, 1);
+	EXPECT_GE(w.pge, 1);
+	EXPECT_GE(w.pgd, 1);
+	/* Sched-in, sched-out and PSB+ carry the child's user IPs. */
+	EXPECT_GT(w.user_ips, w.psb / 2);
+	EXPECT_EQ(0, w.bad_ips);
+	EXPECT_GT(s.aux_records, 1);
+	/* The counter is the bytes the engine produced, all of it here. */
+	EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+	EXPECT_GT(count, 0);
+	EXPECT_LE(count, s.len);
+	/* Every PTW in the trace is a record of 16 bytes of the count. */
+	EXPECT_LE(w.ptw64 * PTSIM_REC, count);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * A consumer that stops reading: the buffer fills, the transaction ends
+ * TRUNCATED, perf disables the event and aux_head stands still.  After
+ * the consumer catches up and re-enables, tracing resumes, and the lost
+ * records are explained by the TRUNCATED record.
+ */
+TEST(stalled_consumer)
+{
+	struct perf_event_attr attr;
+	struct sess s;
+	struct walk w;
+	__u64 head1, head2;
+	int fd, go, status;
+	size_t before;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(600, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 4, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+
+	/* 16 KiB at ~10 MB/s fills in a few ms; wait much longer. */
+	usleep(150 * 1000);
+	head1 = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	usleep(50 * 1000);
+	head2 = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	EXPECT_EQ(head1, head2) TH_LOG("aux_head moved while the buffer was full");
+	/* Full: less room left than the record that did not fit. */
+	EXPECT_GT(head2 - s.pg->aux_tail, s.aux_size - 64);
+	sess_read_records(&s);
+	EXPECT_GE(s.truncated, 1);
+
+	/* Catch up and restart; from now on keep up. */
+	sess_restart(&s);
+	before = s.len;
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_GT(s.len - before, 16 * 1024) TH_LOG("no data after re-enable");
+
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "stalled_consumer");
+	TH_LOG("bytes=%zu truncated=%lu gaps=%lu", s.len, s.truncated, w.gaps);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	EXPECT_GE(w.gaps, 1);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * Snapshot (overwrite) mode: the AUX area is mapped read-only and ptsim
+ * wraps freely; stopping the event publishes the absolute head, and the
+ * newest aux_size bytes below it are a valid, gap-free trace.  A second
+ * snapshot continues the numbering.
+ */
+TEST(snapshot)
+{
+	struct perf_event_attr attr;
+	struct sess s;
+	struct walk w;
+	__u64 head, first_last;
+	int fd, go, status, i;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(400, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 8, true));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+
+	usleep(100 * 1000);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	EXPECT_GT(head, s.aux_size) TH_LOG("the buffer never wrapped");
+	EXPECT_EQ(s.aux_size, sess_snapshot(&s));
+	walk_trace(&s, &w, 0);
+	EXPECT_GT(w.ptw64, 100);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.gaps);
+	first_last = w.last_seq;
+
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	usleep(100 * 1000);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	sess_snapshot(&s);
+	status = -1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	sess_read_records(&s);
+
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "snapshot");
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	EXPECT_GT(w.last_seq, first_last);
+	/* No TRUNCATED in overwrite mode; records say OVERWRITE. */
+	EXPECT_EQ(0, s.truncated);
+	EXPECT_GE(s.aux_records, 1);
+	for (i = 0; i < (int)s.nrecs; i++)
+		if (s.recs[i].type == PERF_RECORD_AUX)
+			EXPECT_TRUE(s.recs[i].c & PERF_AUX_FLAG_OVERWRITE);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * aux_watermark: ptsim "interrupts" when a transaction reaches it, so
+ * every PERF_RECORD_AUX is at most a watermark (plus one record and the
+ * region padding) long and poll() wakes the consumer repeatedly.
+ */
+TEST(watermark)
+{
+	const int wm = 16 * 1024;
+	struct sess s;
+	struct walk w;
+	__u64 max = 0;
+	size_t i;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	fd = trace_child(_metadata, &s, 0, 64, 300, wm);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "watermark");
+	for (i = 0; i < s.nrecs; i++)
+		if (s.recs[i].type == PERF_RECORD_AUX && s.recs[i].b > max)
+			max = s.recs[i].b;
+	TH_LOG("bytes=%zu aux_records=%lu wakeups=%lu largest=%llu",
+	       s.len, s.aux_records, s.wakeups, (unsigned long long)max);
+	EXPECT_LE(max, wm + 64);
+	EXPECT_GE(s.aux_records, s.len / wm);
+	EXPECT_GE(s.wakeups, 2);
+	expect_clean(_metadata, &s, &w);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * Region alignment: no packet crosses a region end.  ptsim pads the rest
+ * of a region and skips it with perf_aux_output_skip(), so PAD packets
+ * appear and AUX records are not contiguous.
+ */
+TEST(region_pad_skip)
+{
+	const size_t region = 4 * 4096;
+	struct sess s;
+	struct walk w;
+	unsigned long holes = 0;
+	__u64 end = 0;
+	size_t i;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	fd = trace_child(_metadata, &s, PTSIM_REGION(2), 16, 200, 0);
+	walk_trace(&s, &w, region);
+	sess_save(&s, "region_pad_skip");
+	for (i = 0; i < s.nrecs; i++) {
+		struct aux_rec *r = &s.recs[i];
+
+		if (r->type != PERF_RECORD_AUX || !r->b)
+			continue;
+		if (r->a > end)
+			holes++;
+		end = r->a + r->b;
+	}
+	TH_LOG("bytes=%zu pad=%lu skipped_holes=%lu straddles=%lu",
+	       s.len, w.pad, holes, w.straddles);
+	EXPECT_GT(s.len, 2 * region);
+	EXPECT_EQ(0, w.straddles);
+	EXPECT_GT(w.pad, 0);
+	EXPECT_GT(holes, 0);
+	expect_clean(_metadata, &s, &w);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * FIFO overflow: a 512-byte FIFO filled at 16 KiB a tick and drained at
+ * 1 KiB a tick drops records; each gap is covered exactly by an OVF and
+ * the byte count in the PTW that follows it.
+ */
+TEST(fifo_overflow)
+{
+	struct sess s;
+	struct walk w;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	fd = trace_child(_metadata, &s, PTSIM_RATE(1024) | PTSIM_FIFO(9) |
+			 PTSIM_DRAIN(1), 64, 200, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "fifo_overflow");
+	TH_LOG("bytes=%zu ovf=%lu gaps=%lu", s.len, w.ovf, w.gaps);
+	EXPECT_GT(w.ovf, 0);
+	EXPECT_GT(w.gaps, 0);
+	EXPECT_EQ(0, w.unexplained);
+	EXPECT_EQ(0, w.errors);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * An inherited per-CPU event: children traced on CPU 0 write into the
+ * parent event's buffer, one numbering, no gaps.
+ */
+TEST(inherit_to_parent_buffer)
+{
+	struct perf_event_attr attr;
+	struct sess s;
+	struct walk w;
+	pid_t pid[2];
+	int fd, go[2], status, i, kids = 0, mine = 0;
+	size_t r;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	/*
+	 * The consumer stays off CPU 0, so only the children are traced
+	 * there; each PERF_RECORD_AUX names the task whose event wrote it.
+	 */
+	ASSERT_EQ(0, pin_to(1));
+	ptsim_attr(&attr, 0);
+	attr.inherit = 1;
+	fd = perf_open(&attr, 0, 0, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* Children created now inherit the enabled event. */
+	for (i = 0; i < 2; i++) {
+		pid[i] = spawn_burner(150, 0, &go[i]);
+		ASSERT_GT(pid[i], 0);
+	}
+	for (i = 0; i < 2; i++)
+		release(go[i]);
+	for (i = 0; i < 2; i++) {
+		status = consume_until_exit(&s, pid[i]);
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "inherit_to_parent_buffer");
+	for (r = 0; r < s.nrecs; r++) {
+		if (s.recs[r].type == PERF_RECORD_AUX &&
+		    s.recs[r].pid == (__u32)getpid())
+			mine++;
+		for (i = 0; i < 2; i++)
+			if (s.recs[r].type == PERF_RECORD_AUX &&
+			    s.recs[r].pid == (__u32)pid[i])
+				kids |= 1 << i;
+	}
+	TH_LOG("bytes=%zu itrace_start=%lu kids=%x", s.len, s.itrace_start,
+	       kids);
+	EXPECT_GT(s.len, 16 * 1024);
+	EXPECT_EQ(3, kids) TH_LOG("no AUX record from a child");
+	EXPECT_EQ(0, mine) TH_LOG("the parent, off CPU 0, was traced");
+	EXPECT_GE(s.itrace_start, 1);
+	expect_clean(_metadata, &s, &w);
+	close(fd);
+	sess_free(&s);
+}
+
+/* A per-CPU event traces whatever runs on its CPU. */
+TEST(per_cpu)
+{
+	struct perf_event_attr attr;
+	struct sess s;
+	struct walk w;
+	int fd, go, status, cpu;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, -1, cpu, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	pid = spawn_burner(200, cpu, &go);
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "per_cpu");
+	TH_LOG("cpu=%d bytes=%zu", cpu, s.len);
+	EXPECT_GT(s.len, 64 * 1024);
+	expect_clean(_metadata, &s, &w);
+	EXPECT_EQ(0, w.first_seq);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * Pause and resume (aux_action): a ptsim leader opened with
+ * aux_start_paused produces nothing until a group member whose overflow
+ * has aux_resume set fires; one with aux_pause stops it again.
+ */
+static size_t trace_paused(struct __test_metadata *_metadata,
+			   bool start_paused, int member_action,
+			   const char *name)
+{
+	struct perf_event_attr attr, sw = {
+		.size = sizeof(sw),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = 20 * 1000 * 1000,	/* 20 ms */
+		.exclude_kernel = 1,
+	};
+	struct sess s;
+	struct walk w;
+	int fd, mfd = -1, go, status;
+	pid_t pid;
+
+	ptsim_attr(&attr, 0);
+	attr.aux_start_paused = start_paused;
+	pid = spawn_burner(200, -1, &go);
+	if (pid <= 0)
+		return 0;
+	fd = perf_open(&attr, pid, -1, -1);
+	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	if (member_action) {
+		sw.aux_pause = member_action == 1;
+		sw.aux_resume = member_action == 2;
+		mfd = perf_open(&sw, pid, -1, fd);
+		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	}
+	EXPECT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	walk_trace(&s, &w, 0);
+	sess_save(&s, name);
+	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu", name, s.len, w.ptw64,
+	       w.pge, w.pgd);
+	expect_clean(_metadata, &s, &w);
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	sess_free(&s);
+	return w.ptw64;
+}
+
+TEST(pause_resume)
+{
+	size_t plain, paused, resumed, pause_member;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	plain = trace_paused(_metadata, false, 0, "pause_plain");
+	paused = trace_paused(_metadata, true, 0, "pause_start_paused");
+	resumed = trace_paused(_metadata, true, 2, "pause_resumed");
+	pause_member = trace_paused(_metadata, false, 1, "pause_paused");
+	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu",
+	       plain, paused, resumed, pause_member);
+	EXPECT_GT(plain, 1000);
+	EXPECT_EQ(0, paused);
+	EXPECT_GT(resumed, 100);
+	EXPECT_LT(pause_member, plain / 2);
+}
+
+TEST_HARNESS_MAIN
