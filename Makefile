@@ -2,8 +2,9 @@
 #
 # auxlab: the perf AUX area for Linux 6.12, built, booted and tested.
 #
-#   make run      assemble, build, boot the patched kernel in QEMU, show
-#                 the AUX-capable PMUs the guest has
+#   make run      the demo: assemble, build, boot the patched kernel in
+#                 QEMU, trace a small workload with ptsim through the AUX
+#                 area, decode the trace on the host; last line "aux-run: ..."
 #   make check    every test on the qemu and debug kernels + the harness
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #
@@ -39,7 +40,7 @@ guest: kernel
 	@$(S)/initramfs.sh
 
 run: guest
-	@$(S)/boot.sh qemu run $(CURDIR)/out/run
+	@$(S)/run-demo.sh $(CURDIR)/out/run
 
 check: guest kernel-debug
 	@$(S)/check.sh
@@ -48,7 +49,7 @@ harness-test: guest
 	@tests/harness/selftest.sh $(CURDIR)/out/harness
 
 clean:
-	rm -rf build/obj build/guest build/initramfs* out
+	rm -rf build/obj build/guest build/host build/initramfs* out
 
 distclean:
 	rm -rf build out

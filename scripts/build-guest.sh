@@ -5,7 +5,9 @@
 #   - upstream's tools/testing/selftests/perf_events (built from the
 #     assembled tree with its own Makefile, so our additions to that
 #     directory are built the same way);
-#   - our tools (tools/aux);
+#   - our tools (tools/aux): aux-pmus and the recorder aux-record for the
+#     guest; the trace decoder aux-decode for the host, in $BUILD/host,
+#     linked with libipt (which has no static build in Debian);
 #   - the guest helpers (scripts/guest) and the harness self-test pieces
 #     (tests/harness), including an out-of-tree KUnit module built against
 #     the qemu kernel.
@@ -28,7 +30,19 @@ make -s -C "$TREE/tools/testing/selftests/perf_events" OUTPUT="$G/perf_events" \
 	>"$G/selftests.log" 2>&1 || { cat "$G/selftests.log" >&2; die "perf_events selftests failed to build"; }
 info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f ' )"
 
+# The recorder and the decoder are the demo and the trace checker of every
+# test: a tree without them cannot pass, so their absence is an error.
+for t in aux-pmus aux-record aux-decode; do
+	[ -f "$TREE/tools/aux/$t.c" ] ||
+		die "tools/aux/$t.c is missing from the assembled tree (add it to the overlay and re-run make)"
+done
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-pmus" "$TREE/tools/aux/aux-pmus.c"
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-record" "$TREE/tools/aux/aux-record.c"
+mkdir -p "$BUILD/host"
+# The host decoder sees the same uapi headers as the guest (the PERF_AUX_FLAG
+# values it explains gaps with); libipt comes from the host (libipt-dev).
+"${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" \
+	-o "$BUILD/host/aux-decode" "$TREE/tools/aux/aux-decode.c" -lipt
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
@@ -40,4 +54,4 @@ rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \
 	>"$G/harness/module.log" 2>&1 || { cat "$G/harness/module.log" >&2; die "harness module failed to build"; }
 cp "$BUILD/harness-mod/harness_selftest.ko" "$G/harness/"
-info "guest programs ready in $G"
+info "guest programs ready in $G, host decoder $BUILD/host/aux-decode"

@@ -4,18 +4,49 @@
 # self-test, then one summary.  Boots and self-tests run even if an earlier
 # one failed, so a red run names everything that is wrong at once.
 #
+# Every trace a suite leaves in the guest (one directory per trace under
+# $AUXLAB_TRACE_DIR, carried out by the transfer disk into
+# out/check-<v>/guest/traces/) is decoded on the host by aux-decode, whose
+# TAP (one case per trace) joins the results as suite "<v>/decode".  Output
+# that did not come back intact is one failure, "<v>/xfer".
+#
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VARIANTS=${VARIANTS:-qemu debug}
 runs=()
+taps=()
+decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
+	local v=$1 rd=$2 xfer dirs
+	rm -f "$rd/xfer.tap" "$rd/decode.tap" "$rd/decode.err"	# an earlier run's
+	xfer=$(cat "$rd/xfer.txt" 2>/dev/null || echo "failed: no $rd/xfer.txt")
+	if [ "${xfer%%:*}" = failed ]; then
+		printf 'TAP version 13\n1..1\nnot ok 1 guest output transfer: %s\n' "${xfer#failed: }" >"$rd/xfer.tap"
+		taps+=(--tap "$v/xfer=$rd/xfer.tap")
+	fi
+	mapfile -t dirs < <(find "$rd/guest/traces" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort)
+	[ ${#dirs[@]} -gt 0 ] || return 0
+	stage "decode[$v]: ${#dirs[@]} traces with aux-decode (TAP: $rd/decode.tap)"
+	# No decoder, a crash or no TAP at all still counts: results.py fails a
+	# TAP source without results.
+	"$BUILD/host/aux-decode" --tap "${dirs[@]}" >"$rd/decode.tap" 2>"$rd/decode.err" ||
+		info "decode[$v]: aux-decode exited with $? (stderr: $rd/decode.err)"
+	info "decode[$v]: $(grep -c '^ok ' "$rd/decode.tap") ok, $(grep -c '^not ok ' "$rd/decode.tap") not ok"
+	taps+=(--tap "$v/decode=$rd/decode.tap")
+}
 for v in $VARIANTS; do
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
 	runs+=("$v=$OUT/check-$v")
+	decode "$v" "$OUT/check-$v"
 done
 
-taps=()
+# The trace decoder's own self-test, on synthetic traces (host only).
+stage "tools: aux-decode self-test"
+"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" >"$OUT/decode-selftest.tap" 2>&1 ||
+	info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
+taps+=(--tap "tools/decode-selftest=$OUT/decode-selftest.tap")
+
 if [ "${HARNESS_SELFTEST:-1}" = 1 ]; then
 	"$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
 	taps+=(--tap "harness-selftest=$OUT/harness/tap.txt")

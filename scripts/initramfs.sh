@@ -22,7 +22,7 @@ cp "$BUSYBOX" "$R/bin/busybox"
 cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$R/tests/"
-cp "$G/aux-pmus" "$R/tests/"
+cp "$G/aux-pmus" "$G/aux-record" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -37,10 +37,17 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 		echo "perf_events/$t $tmo $(need "perf_events/$t") ./perf_events/$t"
 	done
 } >"$R/tests/check.list"
-echo "aux-pmus 60 - aux-pmus" >"$R/tests/run.list"
-cat >"$R/tests/selftest.list" <<-LIST
+# run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop
+# traced with ptsim at its default rate; the host decodes the trace.
+cat >"$R/tests/run.list" <<-'LIST'
+	aux-pmus 60 - aux-pmus
+	ptsim-demo 300 - aux-record -o "$AUXLAB_TRACE_DIR/demo" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+LIST
+# harness/xfer leaves a known file (1.3 MB) for the transfer disk to carry.
+cat >"$R/tests/selftest.list" <<-'LIST'
 	harness/kunit_module 60 - insmod harness/harness_selftest.ko
 	harness/deliberate_fail 60 - harness/deliberate_fail
+	harness/xfer 60 - mkdir -p "$AUXLAB_OUT/harness" && seq 1 200000 >"$AUXLAB_OUT/harness/seq.txt"
 LIST
 
 (cd "$R" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |

@@ -8,9 +8,13 @@
 #    failing KUnit case, a failing kselftest, a WARNING splat, a crashed
 #    KUnit suite, a timed-out program and an unfinished guest each turn an
 #    otherwise green run red, and are named.
+#  - the trace checker as "make check" uses it (aux-decode --tap into
+#    results.py) on synthetic traces: a clean one passes; an unexplained
+#    sequence gap and an undecodable byte each fail the run, named.
 #  - a real boot ("selftest" mode) that loads a KUnit module with a failing
 #    case and a WARN_ON, and runs a kselftest with a failing case: all three
-#    must be reported, and nothing else.
+#    must be reported, and nothing else; a file a suite leaves in
+#    $AUXLAB_OUT comes back intact through the transfer disk.
 #  - the patch series mechanism: a patch applies, reverses and re-applies
 #    to identical trees; a patch that no longer applies fails, naming it.
 #  - the base download: a checksum mismatch is refused; a pinned version
@@ -134,6 +138,38 @@ expect "parser: a kernel log cut before /init's end marker fails" 1 'FAIL x/gues
 r=$D/p-unfinished; mkrun "$r"; printf 'HARNESS: begin hung\nok 1 x\n' >>"$r/tests.log"
 expect "parser: a suite without its end marker fails" 1 'FAIL x/hung: suite did not finish' "$r"
 
+stage "harness self-test: trace decoding on synthetic traces"
+mktrace() {	# mktrace DIR SEQ...: PSB, PSBEND, one ptsim data record per SEQ (< 256)
+	local d=$1 s size
+	shift
+	mkdir -p "$d"
+	{
+		printf '\002\202%.0s' 1 2 3 4 5 6 7 8		# PSB
+		printf '\002\043'				# PSBEND
+		for s; do
+			# PTW with an 8-byte payload, the sequence number (LE)
+			printf "\\002\\062\\$(printf %03o "$s")\\000\\000\\000\\000\\000\\000\\000"
+			printf '\006%.0s' 1 2 3 4 5 6		# six 1-bit TNT
+		done
+	} >"$d/aux.bin"
+	size=$(stat -c %s "$d/aux.bin")
+	printf 'pmu ptsim type=9 config=0x0 mode=normal aux_size=65536\n%s\n%s\n' \
+		"AUX offset=0 size=$size flags=0x0" "COPY file_off=0 aux_off=0 size=$size" >"$d/records.txt"
+}
+T=$D/traces
+mktrace "$T/clean" 0 1 2 3
+mktrace "$T/gap" 0 1 3 4	# record 2 vanished, and nothing says why
+mktrace "$T/garbage" 0 1 2
+printf '\002\377' | dd of="$T/garbage/aux.bin" bs=1 seek=28 conv=notrunc status=none	# no such opcode
+"$BUILD/host/aux-decode" --tap "$T"/* >"$D/decode.tap" 2>&1
+rc=0
+"$RESULTS" --tap "x/decode=$D/decode.tap" >"$D/decode-results.txt" 2>&1 || rc=$?
+ok=1
+[ $rc = 1 ] && grep -q '^1 passed, 2 failed$' "$D/decode-results.txt" &&
+	grep -q '^FAIL x/decode: gap$' "$D/decode-results.txt" &&
+	grep -q '^FAIL x/decode: garbage$' "$D/decode-results.txt" && ok=0
+result $ok "decode: a clean trace passes; an unexplained sequence gap and an undecodable byte each fail, named"
+
 stage "harness self-test: a real boot with a failing KUnit case, kselftest and WARN_ON"
 r=$D/boot
 mkdir -p "$r"
@@ -149,6 +185,9 @@ grep -Eq '^FAIL selftest/splat: WARNING: .*harness_warn_init' "$r/results.txt" |
 grep -q '^  selftest/kunit/harness_selftest: 1 passed, 1 failed' "$r/results.txt" || ok=1
 [ "$fails" = 3 ] || ok=1
 result $ok "boot: the failing KUnit case, the failing kselftest and the WARN_ON are each reported, and nothing else ($fails failures)"
+ok=1
+cmp -s "$r/guest/harness/seq.txt" <(seq 1 200000) && grep -q '^ok files=1$' "$r/xfer.txt" && ok=0
+result $ok "boot: a file the guest leaves in \$AUXLAB_OUT comes back intact through the transfer disk"
 
 stage "harness self-test: patch series mechanism"
 S=$D/series

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# "make run": the demo.  Boots the qemu kernel in "run" mode, where the
+# guest lists its PMUs and records a busy shell loop with ptsim through the
+# AUX area (aux-record, see the run list in scripts/initramfs.sh); the trace
+# comes back over the transfer disk into RUNDIR/guest/traces/demo, is
+# decoded and checked on the host with aux-decode (libipt), and the last
+# line printed is
+#
+#   aux-run: pmu=ptsim bytes=N aux_records=N packets=N decode_errors=N seq_gaps=N unexplained_gaps=N
+#
+# Exit status 0 only if the guest ran cleanly (every suite passed, no
+# kernel splat, /init finished), the trace was decoded, it is not empty,
+# and it has no decode errors and no unexplained sequence gaps.
+#
+#   run-demo.sh [RUNDIR]      default $OUT/run
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rundir=$(realpath -m "${1:-$OUT/run}")
+trace=$rundir/guest/traces/demo
+decoder=$BUILD/host/aux-decode
+[ -x "$decoder" ] || die "no decoder $decoder; run scripts/build-guest.sh"
+
+why=()	# the reasons the run failed
+"$TOP/scripts/boot.sh" qemu run "$rundir" || why+=("the guest did not finish cleanly")
+
+# The same verdict "make check" would give on this boot: suites' exit
+# status, splats on the console, an unfinished /init.
+stage "run: results"
+if ! "$TOP/scripts/results.py" run="$rundir" >"$rundir/results.txt" 2>&1; then
+	why+=("the guest's results: $(grep -c '^FAIL' "$rundir/results.txt" || true) failures")
+	grep '^FAIL' "$rundir/results.txt" || cat "$rundir/results.txt"
+fi
+grep -h '^aux-record:' "$rundir/tests.log" | sed 's/^/    guest: /' || true
+
+[ -f "$trace/aux.bin" ] && [ -f "$trace/records.txt" ] ||
+	die "run: no trace came back from the guest (wanted $trace/aux.bin and records.txt; see $rundir/tests.log)"
+
+stage "run: decoding $trace on the host"
+drc=0
+"$decoder" "$trace" >"$rundir/decode.txt" || drc=$?
+line=$(grep '^aux-decode: dir=' "$rundir/decode.txt" | tail -n1 || true)
+[ -n "$line" ] || { cat "$rundir/decode.txt" >&2; die "run: aux-decode printed no summary (exit $drc)"; }
+[ $drc -eq 0 ] || why+=("aux-decode exited with $drc (see $rundir/decode.txt)")
+
+field() {	# field NAME: the value of NAME=... in the decoder's summary
+	local v
+	v=$(grep -o " $1=[^ ]*" <<<"$line" | head -n1 | cut -d= -f2 || true)
+	[ -n "$v" ] || die "run: aux-decode's summary has no $1= field: $line"
+	echo "$v"
+}
+pmu=$(awk '$1 == "pmu" { print $2; exit }' "$trace/records.txt")
+summary="aux-run: pmu=${pmu:-unknown}"
+for k in bytes aux_records packets decode_errors seq_gaps unexplained_gaps; do
+	summary+=" $k=$(field $k)"
+done
+bytes=$(field bytes)
+[ "$bytes" -gt 0 ] || why+=("the trace is empty")
+[ "$bytes" -ge $((1 << 20)) ] || warn "run: only $bytes bytes traced; the demo should give megabytes"
+[ "$(field decode_errors)" = 0 ] || why+=("decode errors")
+[ "$(field unexplained_gaps)" = 0 ] || why+=("unexplained sequence gaps")
+info "trace kept in $trace (aux.bin, records.txt); decoder output in $rundir/decode.txt"
+for w in "${why[@]}"; do warn "run: FAILED: $w"; done
+echo "$summary"
+[ ${#why[@]} -eq 0 ]
