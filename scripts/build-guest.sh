@@ -25,8 +25,10 @@ CC=(ccache gcc)
 UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR")
 
 stage "guest: building static test programs"
+# -Werror: ours must be warning-free, and upstream's programs are on the
+# pinned base, so a warning means a change of ours broke something.
 make -s -C "$TREE/tools/testing/selftests/perf_events" OUTPUT="$G/perf_events" \
-	CC="${CC[*]}" KHDR_INCLUDES="-isystem $HDR" USERCFLAGS=-static USERLDFLAGS=-static \
+	CC="${CC[*]}" KHDR_INCLUDES="-isystem $HDR" USERCFLAGS="-static -Werror" USERLDFLAGS=-static \
 	>"$G/selftests.log" 2>&1 || { cat "$G/selftests.log" >&2; die "perf_events selftests failed to build"; }
 info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f ' )"
 

@@ -41,6 +41,11 @@ for v in $VARIANTS; do
 	decode "$v" "$OUT/check-$v"
 done
 
+# Style gates over our files (SPDX, kernel-doc, sparse, W=1).
+stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
+"$TOP/scripts/style.sh" >"$OUT/style.tap" 2>&1 || info "style: a gate failed (see $OUT/style.tap)"
+taps+=(--tap "style=$OUT/style.tap")
+
 # The trace decoder's own self-test, on synthetic traces (host only).
 stage "tools: aux-decode self-test"
 "$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" >"$OUT/decode-selftest.tap" 2>&1 ||

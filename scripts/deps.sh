@@ -8,6 +8,7 @@ set -euo pipefail
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	python3 git ccache qemu-system-x86 busybox-static libipt-dev
+	sparse
 )
 
 missing=()

@@ -254,6 +254,24 @@ ok=1
 result $ok "base: a pinned version gone from the archive falls back to the newest 6.12, loudly"
 rm -rf "$C"
 
+stage "harness self-test: style gates"
+# A header of ours without an SPDX line and with a kernel-doc comment that
+# misses its parameter: both gates must fail, naming it.
+sprobe=drivers/hwtracing/ptsim/harness-style-probe.h
+trap 'rm -f "$TOP/$sprobe"' EXIT
+printf '/**\n * probe_fn() - a parameter left undescribed\n */\nint probe_fn(int x);\n' >"$TOP/$sprobe"
+"$TOP/scripts/assemble.sh" >"$D/assemble-style.log" 2>&1
+rc=0
+"$TOP/scripts/style.sh" >"$D/style-bad.tap" 2>&1 || rc=$?
+rm -f "$TOP/$sprobe"
+"$TOP/scripts/assemble.sh" >>"$D/assemble-style.log" 2>&1
+ok=1
+[ $rc != 0 ] && grep -q '^not ok 1 - spdx' "$D/style-bad.tap" &&
+	grep -q 'harness-style-probe.h: no SPDX' "$D/style-bad.tap" &&
+	grep -q '^not ok 2 - kernel-doc' "$D/style-bad.tap" &&
+	grep -q 'probe_fn' "$D/style-bad.tap" && ok=0
+result $ok "style: a file without SPDX and a broken kernel-doc comment each fail their gate"
+
 { echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
 rm -f "$TAP.body"
 ! grep -q '^not ok' "$TAP"

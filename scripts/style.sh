@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Style gates over our own files, as a TAP stream on stdout (one case per
+# gate, the offending lines as "# " diagnostics).  Run by "make check".
+#
+#   spdx        every file of the repository carries an SPDX line near
+#               its top (patches are diffs and exempt)
+#   kernel-doc  scripts/kernel-doc -none -Wall: no warnings on our kernel
+#               sources and headers
+#   sparse      make C=2 on each of our kernel objects: no warnings
+#   W=1         make W=1 on each of our kernel objects: no warnings
+#
+# The compiler gates build in their own object directory, $BUILD/obj/style
+# (the qemu kernel's .config), so the W=1 and sparse flags never dirty the
+# objects of the test kernels.  checkpatch of the exported series is a
+# separate gate (scripts/make-series.sh).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+O=$BUILD/obj/style
+n=0
+fails=0
+result() {	# result NAME OUTPUT-FILE: ok if the file is empty
+	n=$((n + 1))
+	if [ -s "$2" ]; then
+		echo "not ok $n - $1"
+		sed 's/^/# /' "$2" | head -n 40
+		fails=$((fails + 1))
+	else
+		echo "ok $n - $1"
+	fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "TAP version 13"
+echo "1..4"
+
+# Our files: what assemble.sh copies into the tree, plus the harness.
+mapfile -t ours < <(cd "$TOP" && git ls-files --cached --others --exclude-standard)
+for f in "${ours[@]}"; do
+	case $f in *.patch) continue ;; esac
+	[ -f "$TOP/$f" ] || continue
+	head -n 5 "$TOP/$f" | grep -q 'SPDX-License-Identifier:' || echo "$f: no SPDX-License-Identifier line"
+done >"$tmp/spdx"
+result "spdx: every file has an SPDX-License-Identifier" "$tmp/spdx"
+
+# Kernel sources of ours (not tools/: userspace is held to -Werror).
+mapfile -t ksrc < <(printf '%s\n' "${ours[@]}" |
+	grep -E '^(arch|drivers|include|kernel|lib)/.*\.[ch]$' || true)
+if [ ${#ksrc[@]} -gt 0 ]; then
+	(cd "$TREE" && scripts/kernel-doc -none -Wall "${ksrc[@]}") >"$tmp/kdoc" 2>&1
+fi
+touch "$tmp/kdoc"
+result "kernel-doc: no warnings on ${#ksrc[@]} kernel files" "$tmp/kdoc"
+
+objs=()
+for f in "${ksrc[@]}"; do
+	case $f in *.c) objs+=("${f%.c}.o") ;; esac
+done
+mkdir -p "$O"
+if [ ! -f "$O/.config" ] || ! cmp -s "$BUILD/obj/qemu/.config" "$O/.config"; then
+	cp "$BUILD/obj/qemu/.config" "$O/.config"
+fi
+KMAKE=(make -C "$TREE" O="$O" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+if ! "${KMAKE[@]}" -s olddefconfig prepare >"$tmp/prep.log" 2>&1; then
+	echo "style: could not prepare $O:" >"$tmp/sparse"
+	cat "$tmp/prep.log" >>"$tmp/sparse"
+	cp "$tmp/sparse" "$tmp/w1"
+else
+	# C=2 checks every named object even if it is up to date; W=1 needs a
+	# real compile, so drop the objects first.  Only lines naming one of
+	# our files count: sparse and W=1 warnings in upstream headers are
+	# not ours to fix here.
+	"${KMAKE[@]}" C=2 "${objs[@]}" >"$tmp/sparse.log" 2>&1 || echo "make C=2 failed" >>"$tmp/sparse.log"
+	for o in "${objs[@]}"; do rm -f "$O/$o"; done
+	"${KMAKE[@]}" W=1 "${objs[@]}" >"$tmp/w1.log" 2>&1 || echo "make W=1 failed" >>"$tmp/w1.log"
+	pat=$(printf '%s\n' "${ksrc[@]}" | sed 's/[.]/[.]/g' | paste -sd'|')
+	grep -E "($pat):[0-9]+:[0-9]+: (warning|error)|make (C=2|W=1) failed" "$tmp/sparse.log" >"$tmp/sparse" || true
+	grep -E "($pat):[0-9]+:[0-9]+: (warning|error)|make (C=2|W=1) failed" "$tmp/w1.log" >"$tmp/w1" || true
+fi
+result "sparse: no warnings on ${#objs[@]} kernel objects" "$tmp/sparse"
+result "W=1: no warnings on ${#objs[@]} kernel objects" "$tmp/w1"
+[ $fails -eq 0 ]
