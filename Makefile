@@ -7,16 +7,26 @@
 #                 area, decode the trace on the host; last line "aux-run: ..."
 #   make check    every test on the qemu and debug kernels + the harness
 #                 self-test; last line "N passed, N failed[, N skipped]"
+#   make docs     our documentation pages, built with Sphinx into
+#                 out/docs/html (zero warnings)
 #
 # Intermediate targets: deps base tree kernel kernel-debug guest
 # harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
 # ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS.
+#
+# The series for review (run by hand, not part of make check):
+#   make series         the work as logical commits (patches/series-plan),
+#                       exported with a cover letter into out/series/
+#   make checkpatch     checkpatch.pl --strict on every exported patch
+#   make series-check   git am out/series/ on a fresh extract of the base,
+#                       then build the kernel and the perf_events selftests
+#   make bisect-check   the same, building every step of the series
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
 
-.PHONY: all run check deps base tree kernel kernel-debug guest harness-test \
-	clean distclean
+.PHONY: all run check docs deps base tree kernel kernel-debug guest \
+	harness-test clean distclean series checkpatch series-check bisect-check
 
 all: run
 
@@ -45,8 +55,23 @@ run: guest
 check: guest kernel-debug
 	@$(S)/check.sh
 
+docs: tree
+	@$(S)/build-docs.sh
+
 harness-test: guest
 	@tests/harness/selftest.sh $(CURDIR)/out/harness
+
+series: tree
+	@$(S)/make-series.sh
+
+checkpatch: series
+	@$(S)/checkpatch-series.sh
+
+series-check: series
+	@$(S)/series-check.sh
+
+bisect-check: series
+	@$(S)/series-check.sh --bisect
 
 clean:
 	rm -rf build/obj build/guest build/host build/initramfs* out

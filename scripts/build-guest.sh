@@ -22,7 +22,7 @@ HDR=$BUILD/obj/qemu/usr/include
 [ -d "$HDR" ] || die "no kernel headers at $HDR; build the qemu kernel first"
 mkdir -p "$G/perf_events" "$G/harness"
 CC=(ccache gcc)
-UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR")
+UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR" -I "$TREE/tools/include")
 
 stage "guest: building static test programs"
 # -Werror: ours must be warning-free, and upstream's programs are on the
@@ -43,7 +43,7 @@ done
 mkdir -p "$BUILD/host"
 # The host decoder sees the same uapi headers as the guest (the PERF_AUX_FLAG
 # values it explains gaps with); libipt comes from the host (libipt-dev).
-"${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" \
+"${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" -I "$TREE/tools/include" \
 	-o "$BUILD/host/aux-decode" "$TREE/tools/aux/aux-decode.c" -lipt
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
 

@@ -46,6 +46,26 @@ stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
 "$TOP/scripts/style.sh" >"$OUT/style.tap" 2>&1 || info "style: a gate failed (see $OUT/style.tap)"
 taps+=(--tap "style=$OUT/style.tap")
 
+# The series as reviewers get it: exported, and checkpatch --strict on
+# every patch (zero errors and warnings; a CHECK only if justified).
+stage "series: make series, checkpatch --strict"
+if "$TOP/scripts/make-series.sh" >"$OUT/series.log" 2>&1; then
+	"$TOP/scripts/checkpatch-series.sh" >"$OUT/checkpatch.tap" 2>"$OUT/checkpatch.err" ||
+		info "series: checkpatch found problems (see $OUT/checkpatch.tap)"
+else
+	{ printf 'TAP version 13\n1..1\nnot ok 1 - make series\n'; tail -n 20 "$OUT/series.log" | sed 's/^/# /'; } >"$OUT/checkpatch.tap"
+fi
+taps+=(--tap "checkpatch=$OUT/checkpatch.tap")
+
+# The documentation builds with zero warnings (make docs).
+stage "docs: building our pages with Sphinx"
+if "$TOP/scripts/build-docs.sh" >"$OUT/docs.log" 2>&1; then
+	printf 'TAP version 13\n1..1\nok 1 - make docs: 0 warnings\n' >"$OUT/docs.tap"
+else
+	{ printf 'TAP version 13\n1..1\nnot ok 1 - make docs\n'; tail -n 20 "$OUT/docs.log" | sed 's/^/# /'; } >"$OUT/docs.tap"
+fi
+taps+=(--tap "docs=$OUT/docs.tap")
+
 # The trace decoder's own self-test, on synthetic traces (host only).
 stage "tools: aux-decode self-test"
 "$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" >"$OUT/decode-selftest.tap" 2>&1 ||

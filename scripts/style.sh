@@ -13,7 +13,7 @@
 # The compiler gates build in their own object directory, $BUILD/obj/style
 # (the qemu kernel's .config), so the W=1 and sparse flags never dirty the
 # objects of the test kernels.  checkpatch of the exported series is a
-# separate gate (scripts/make-series.sh).
+# separate gate (scripts/checkpatch-series.sh).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 

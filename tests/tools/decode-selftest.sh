@@ -49,7 +49,7 @@ bail() {
 	exit 1
 }
 
-gcc -O2 -Wall -Wextra -Werror -o "$DEC" "$SRC" -lipt 2>"$W/build.log" ||
+gcc -O2 -Wall -Wextra -Werror -I "${TREE:-$TOP/build/linux}/tools/include" -o "$DEC" "$SRC" -lipt 2>"$W/build.log" ||
 	bail "aux-decode does not build: $(head -5 "$W/build.log")"
 result 0 "aux-decode builds with -Wall -Wextra -Werror"
 python3 "$HERE/mktrace.py" "$T" || bail "mktrace.py failed"

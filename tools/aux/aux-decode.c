@@ -40,10 +40,8 @@
 #define RECORD_BYTES	16	/* one ptsim data record */
 #define MAX_TOKENS	16
 
-/* userspace has no <linux/compiler.h> */
-#define __printf(a, b)	__attribute__((format(printf, a, b)))
-
-typedef unsigned long long u64;
+/* __printf() from tools/include: build with -I tools/include */
+#include <linux/compiler.h>
 
 enum pkt_class {
 	PK_PAD, PK_PSB, PK_PSBEND, PK_TSC, PK_CBR, PK_MODE, PK_FUP, PK_TIP,
@@ -56,39 +54,39 @@ static const char *const class_name[PK_NR] = {
 };
 
 struct aux_rec {
-	u64 offset, size, flags;
+	__u64 offset, size, flags;
 };
 
 /* A run of COPY lines that is contiguous in aux.bin and in the AUX stream */
 struct segment {
-	u64 file_off, aux_off, size;
+	__u64 file_off, aux_off, size;
 };
 
 struct trace {
 	const char *dir;
 	bool snapshot;
-	u64 aux_size;
+	__u64 aux_size;
 	struct aux_rec *aux;
 	size_t naux;
 	struct segment *seg;
 	size_t nseg;
-	u64 copied;		/* bytes covered by COPY lines */
+	__u64 copied;		/* bytes covered by COPY lines */
 	unsigned char *bin;
-	u64 binlen;
+	__u64 binlen;
 };
 
 struct seq_state {
 	bool have_prev;
-	u64 prev;		/* sequence number of the last PTW64 */
-	u64 prev_aux;		/* and its AUX offset */
+	__u64 prev;		/* sequence number of the last PTW64 */
+	__u64 prev_aux;		/* and its AUX offset */
 	bool ovf;		/* OVF seen since */
-	u64 dropped;		/* PTW32 payloads after it */
+	__u64 dropped;		/* PTW32 payloads after it */
 	bool boundary;		/* non-contiguous copy boundary since */
 };
 
 struct result {
-	u64 packets, errors, gaps, unexplained;
-	u64 count[PK_NR];
+	__u64 packets, errors, gaps, unexplained;
+	__u64 count[PK_NR];
 };
 
 static bool verbose, tap;
@@ -181,7 +179,7 @@ static int __printf(1, 2) bad(const char *fmt, ...)
 	return -1;
 }
 
-static int parse_u64(const char *s, u64 *v)
+static int parse_u64(const char *s, __u64 *v)
 {
 	char *end;
 
@@ -198,7 +196,7 @@ static int parse_u64(const char *s, u64 *v)
  * named @strkey has its text stored in @str instead.
  */
 static int parse_fields(char **tok, int first, int n, const char *const *keys,
-			int nkeys, u64 *val, const char *strkey,
+			int nkeys, __u64 *val, const char *strkey,
 			const char **str, const char *path, int line)
 {
 	unsigned int seen = 0;
@@ -230,7 +228,7 @@ static int parse_fields(char **tok, int first, int n, const char *const *keys,
 	return 0;
 }
 
-static int add_copy(struct trace *t, const u64 *v, const char *path,
+static int add_copy(struct trace *t, const __u64 *v, const char *path,
 		    int line)
 {
 	struct segment *last = t->nseg ? &t->seg[t->nseg - 1] : NULL;
@@ -265,7 +263,7 @@ static int parse_line(struct trace *t, char *buf, const char *path, int line)
 	static const char *const lost_keys[] = { "id", "lost" };
 	char *tok[MAX_TOKENS], *save = NULL, *s;
 	const char *mode = NULL;
-	u64 v[4];
+	__u64 v[4];
 	int n = 0;
 
 	for (s = strtok_r(buf, " \t\r\n", &save); s;
@@ -404,13 +402,13 @@ static enum pkt_class classify(enum pt_packet_type type)
 }
 
 /* Rule (b): a lossy AUX record ends in (lo, hi], or [0, hi] if !have_lo */
-static bool lossy_aux_end(const struct trace *t, bool have_lo, u64 lo,
-			  u64 hi)
+static bool lossy_aux_end(const struct trace *t, bool have_lo, __u64 lo,
+			  __u64 hi)
 {
 	size_t i;
 
 	for (i = 0; i < t->naux; i++) {
-		u64 end = t->aux[i].offset + t->aux[i].size;
+		__u64 end = t->aux[i].offset + t->aux[i].size;
 
 		if (!(t->aux[i].flags & AUX_GAP_FLAGS))
 			continue;
@@ -420,7 +418,7 @@ static bool lossy_aux_end(const struct trace *t, bool have_lo, u64 lo,
 	return false;
 }
 
-static void report_gap(const struct seq_state *s, u64 seq, u64 aux_off,
+static void report_gap(const struct seq_state *s, __u64 seq, __u64 aux_off,
 		       const char *why)
 {
 	char prev[24] = "start";
@@ -435,10 +433,10 @@ static void report_gap(const struct seq_state *s, u64 seq, u64 aux_off,
 }
 
 static void check_seq(const struct trace *t, struct seq_state *s,
-		      struct result *r, u64 seq, u64 aux_off)
+		      struct result *r, __u64 seq, __u64 aux_off)
 {
 	const char *why = NULL;
-	u64 missing;
+	__u64 missing;
 
 	if (!s->have_prev) {
 		/* normal mode: the buffer's first record is number 0 */
@@ -474,7 +472,7 @@ out:
 	s->boundary = false;
 }
 
-static bool all_pad(const unsigned char *p, u64 n)
+static bool all_pad(const unsigned char *p, __u64 n)
 {
 	while (n--)
 		if (*p++)
@@ -483,7 +481,7 @@ static bool all_pad(const unsigned char *p, u64 n)
 }
 
 static void decode_error(struct result *r, const struct segment *sg,
-			 u64 off, const char *what)
+			 __u64 off, const char *what)
 {
 	r->errors++;
 	if (verbose)

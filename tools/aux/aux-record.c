@@ -55,8 +55,8 @@
 /* perf_event_header::size is 16 bits wide */
 #define MAX_RECORD	65536
 
-/* userspace has no <linux/compiler.h> */
-#define __printf(a, b)	__attribute__((format(printf, a, b)))
+/* __printf() from tools/include: build with -I tools/include */
+#include <linux/compiler.h>
 
 struct options {
 	const char *pmu;

@@ -8,14 +8,17 @@
  * table of regions, interrupts at the watermark, a stop when memory is
  * full and an overflow when the FIFO is.  The packets are real Intel PT
  * packets, so the traces decode with libipt.  The user-visible behaviour
- * is described in Documentation/admin-guide/perf/ptsim.rst.
+ * is described in Documentation/admin-guide/perf/ptsim.rst, the AUX output
+ * API it uses in Documentation/driver-api/perf-aux.rst.
+ */
+
+/**
+ * DOC: Contexts and serialisation
  *
- * Contexts and serialisation
- * --------------------------
  * Everything that touches the engine of a CPU runs on that CPU with
  * interrupts disabled: pmu::add/del/start/stop are called by the perf core
  * under the context lock (IRQs off) on the event's CPU, and the engine
- * tick is a pinned hard-irq hrtimer.  So the per-CPU state (struct
+ * tick is a pinned hard-irq hrtimer.  So the per-CPU state (&struct
  * ptsim_cpu), the FIFO of the active event and the open AUX transaction
  * need no locks: at most one of these runs at a time on a CPU, and an
  * event is active on one CPU at a time.
@@ -81,21 +84,34 @@
 /* Core:bus ratio reported by CBR packets. */
 #define PTSIM_CBR_RATIO		0x20
 
-/*
- * The AUX buffer as the engine sees it, built by setup_aux.  It is shared
- * by every event that writes into the same AUX area (inherited children,
- * events redirected with SET_OUTPUT) and only used inside an AUX
- * transaction, which the perf core allows one of at a time per buffer.
- *
- * Like a ToPA table, the buffer is a list of output regions.  Here they
- * are of equal size, a power of two no larger than the buffer, so the
- * region of an offset is found by a shift; each entry points at the
- * region's pages in the page array perf allocated.
+/**
+ * struct ptsim_region - one entry of the region table, like a ToPA entry
+ * @pages: the region's pages: a slice of the page array perf allocated
  */
 struct ptsim_region {
 	void		**pages;
 };
 
+/**
+ * struct ptsim_buf - the AUX buffer as the engine sees it
+ * @size: buffer size in bytes, a power of two
+ * @region_size: region size in bytes, a power of two no larger than @size
+ * @region_shift: log2 of @region_size
+ * @snapshot: overwrite mode (the AUX area is mapped read-only)
+ * @seq: number of the next data record; numbers start at 0 per buffer
+ * @nr_regions: number of entries in @regions
+ * @regions: the region table
+ *
+ * Built by ptsim_setup_aux() when the AUX area is mapped, and handed back
+ * by perf_aux_output_begin() for every transaction.  It is shared by every
+ * event that writes into the same AUX area (inherited children, events
+ * redirected with PERF_EVENT_IOC_SET_OUTPUT) and only used inside an AUX
+ * transaction, of which the perf core allows one at a time per buffer, so
+ * it needs no lock.
+ *
+ * Like a ToPA table, the buffer is a list of output regions.  Here they
+ * are of equal size, so the region of an offset is found by a shift.
+ */
 struct ptsim_buf {
 	unsigned long		size;		/* bytes, a power of two */
 	unsigned long		region_size;	/* bytes, a power of two */
@@ -106,11 +122,25 @@ struct ptsim_buf {
 	struct ptsim_region	regions[] __counted_by(nr_regions);
 };
 
-/*
- * Per-event state: the configuration, decoded once, and the FIFO.  The
- * FIFO is a byte ring; each record in it is preceded by a one-byte length
- * tag, the packet boundary a real FIFO also keeps, so the DMA can honour
- * the region alignment rule.  Indices run free and are masked on access.
+/**
+ * struct ptsim_event - per-event state: the configuration and the FIFO
+ * @rate: data records produced per tick
+ * @period: tick period
+ * @drain: bytes drained into the AUX buffer per tick, ULONG_MAX for all
+ * @psb_period: bytes of produced trace between two PSB+ records
+ * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
+ * @fifo: the FIFO, a byte ring of @fifo_size bytes
+ * @fifo_size: FIFO size in bytes, a power of two
+ * @fifo_head: producer index
+ * @fifo_tail: DMA (consumer) index
+ * @since_psb: bytes produced since the last PSB+
+ * @lost: data bytes dropped and not yet reported by an OVF
+ * @ovf_pending: an overflow is to be reported before the next record
+ *
+ * The configuration is decoded once, by ptsim_event_init().  Each record
+ * in the FIFO is preceded by a one-byte length tag, the packet boundary a
+ * real FIFO also keeps, so the DMA can honour the region alignment rule.
+ * The indices run free and are masked on access.
  */
 struct ptsim_event {
 	unsigned int	rate;		/* data records per tick */
@@ -128,7 +158,19 @@ struct ptsim_event {
 	bool		ovf_pending;
 };
 
-/* The trace engine of one CPU. */
+/**
+ * struct ptsim_cpu - the trace engine of one CPU
+ * @timer: the engine tick, a pinned hard-irq hrtimer
+ * @event: the event added on this CPU by pmu::add, NULL if none
+ * @handle: the output handle of the open AUX transaction
+ * @buf: the buffer of the open transaction; NULL when none is open
+ * @written: bytes written in the open transaction (in overwrite mode,
+ * region padding included)
+ * @tracing: producing packets, that is, enabled and not paused
+ *
+ * Only used on its own CPU with interrupts disabled (see "Contexts and
+ * serialisation"), so it needs no lock.
+ */
 struct ptsim_cpu {
 	struct hrtimer			timer;
 	struct perf_event		*event;		/* added on this CPU */
@@ -373,6 +415,22 @@ static void aux_copy(struct ptsim_buf *buf, unsigned long pos, const void *src,
 	}
 }
 
+/**
+ * ptsim_begin() - open an AUX transaction for the engine of this CPU
+ * @c: the trace engine of this CPU
+ * @event: the event the engine writes for
+ *
+ * Asks perf_aux_output_begin() for the AUX buffer of @event (of its parent,
+ * for an inherited event) and keeps what it returns, the &struct ptsim_buf
+ * built by ptsim_setup_aux(), in @c->buf.  Outside overwrite mode the
+ * transaction may then write handle.size bytes from handle.head on; it
+ * stays open until ptsim_commit() ends it.
+ *
+ * Context: the CPU of @c, interrupts disabled (pmu::start or the tick).
+ * Return: true if the transaction is open.  False if @event has no AUX
+ * area, its AUX area is being unmapped, or the buffer is full; in the last
+ * case perf has woken the consumer and marked the event to be disabled.
+ */
 static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 {
 	c->buf = perf_aux_output_begin(&c->handle, event);
@@ -380,7 +438,22 @@ static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 	return c->buf;
 }
 
-/* End the AUX transaction, publishing what was written in it. */
+/**
+ * ptsim_commit() - end the AUX transaction, publishing what it wrote
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * Orders the data stores before the aux_head update and calls
+ * perf_aux_output_end(), which moves aux_head, logs a PERF_RECORD_AUX for
+ * the transaction and wakes the consumer if the watermark was crossed or
+ * the transaction was truncated.
+ *
+ * In overwrite (snapshot) mode perf keeps no head of its own: the driver
+ * hands it the absolute position in handle.head, here the head the
+ * transaction began at plus everything it wrote, and the size of the
+ * record is what the transaction left in the buffer, at most its size.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
 static void ptsim_commit(struct ptsim_cpu *c)
 {
 	struct perf_output_handle *h = &c->handle;
@@ -407,14 +480,38 @@ static void ptsim_commit(struct ptsim_cpu *c)
 	c->written = 0;
 }
 
-/* The buffer is full: stop, like hardware reaching a STOP region. */
+/**
+ * ptsim_truncate() - end the transaction because the AUX buffer is full
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * Like trace hardware reaching a STOP region: the transaction is ended
+ * with PERF_AUX_FLAG_TRUNCATED, for which perf wakes the consumer and
+ * marks the event to be disabled.  In 6.12 that disable only takes effect
+ * when the event is next scheduled out (Documentation/driver-api/perf-aux.rst
+ * has the details), so the caller stops the engine itself; what the FIFO
+ * still holds is lost.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
 static void ptsim_truncate(struct ptsim_cpu *c)
 {
 	perf_aux_output_flag(&c->handle, PERF_AUX_FLAG_TRUNCATED);
 	ptsim_commit(c);
 }
 
-/* The "interrupt": end the transaction and begin the next one. */
+/**
+ * ptsim_interrupt() - end the AUX transaction and begin the next one
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * What the PMI handler of a trace unit does at the watermark or a region
+ * end: publish what was written so far and open a new transaction at the
+ * new head, with the space and the wakeup position that perf computes
+ * from the current aux_tail.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the new transaction is open; false if it could not
+ * begin (see ptsim_begin()), and the engine must stop.
+ */
 static bool ptsim_interrupt(struct ptsim_cpu *c)
 {
 	struct perf_event *event = c->handle.event;
@@ -423,10 +520,30 @@ static bool ptsim_interrupt(struct ptsim_cpu *c)
 	return ptsim_begin(c, event);
 }
 
-/*
- * Write one record at the current position.  Returns false when the
- * engine had to stop: the buffer is full (the transaction was ended with
- * TRUNCATED) or has gone away (perf_aux_output_begin() failed).
+/**
+ * ptsim_emit() - write one record into the AUX buffer, as the DMA does
+ * @c: the trace engine of this CPU, with a transaction open
+ * @rec: the record, whole packets
+ * @len: its length in bytes, at most PTSIM_MAX_RECORD
+ *
+ * Writes @rec at handle.head + written.  A record never straddles a region
+ * end: if it does not fit in the rest of the current region, that rest is
+ * filled with PAD packets first.  Outside overwrite mode the padding is
+ * skipped with perf_aux_output_skip(), which moves aux_head itself and so
+ * must come at the start of a transaction: what the transaction wrote so
+ * far is committed first.  In overwrite mode the padding simply counts as
+ * written.
+ *
+ * Once the write position reaches handle.wakeup (the watermark), the
+ * transaction is ended and the next one begun, so that perf wakes the
+ * consumer; not when the transaction's space is exactly used up, since
+ * the next record then ends it with TRUNCATED.  A record that does not
+ * fit in handle.size ends the transaction with TRUNCATED.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the record was written and a transaction is open; false
+ * if the engine had to stop: the buffer is full (the transaction was ended
+ * with TRUNCATED) or has gone away (perf_aux_output_begin() failed).
  */
 static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 {
@@ -485,6 +602,17 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 	return true;
 }
 
+/**
+ * ptsim_drain() - move records from the FIFO into the AUX buffer
+ * @c: the trace engine of this CPU, with a transaction open
+ * @ev: the event whose FIFO is drained
+ * @budget: bytes to move; the last record may overshoot it, as records are
+ * never split.  ULONG_MAX empties the FIFO.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the budget is used up or the FIFO is empty, with a
+ * transaction open; false if ptsim_emit() had to stop the engine.
+ */
 static bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 			unsigned long budget)
 {
@@ -564,7 +692,19 @@ drop:
 	return bytes;
 }
 
-/* The engine stopped on its own (buffer full or gone). */
+/**
+ * ptsim_halt() - the engine stopped on its own
+ * @c: the trace engine of this CPU, its transaction already ended
+ * @event: the event it was tracing
+ *
+ * The buffer is full or has gone away.  The FIFO content is discarded, as
+ * hardware loses it, and the event is marked stopped, so that pmu::stop
+ * has nothing left to do.  The perf core still counts the event as active
+ * until the disable it has pending takes effect or the consumer disables
+ * it.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
 static void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event)
 {
 	fifo_reset(event->pmu_private);
@@ -572,6 +712,19 @@ static void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event)
 	event->hw.state = PERF_HES_STOPPED;
 }
 
+/**
+ * ptsim_tick() - one tick of the trace engine
+ * @timer: the engine's hrtimer
+ *
+ * Acts on the pause state the perf core keeps in hw.aux_paused (writing
+ * the disable or the enable packets), produces this tick's records into
+ * the FIFO while tracing, and drains up to the per-tick budget into the
+ * AUX buffer.  Stops for good when the buffer is full or gone.
+ *
+ * Context: hard interrupt, on the CPU the timer is pinned to.
+ * Return: HRTIMER_RESTART while the engine runs, HRTIMER_NORESTART once it
+ * has stopped.
+ */
 static enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 {
 	struct ptsim_cpu *c = container_of(timer, struct ptsim_cpu, timer);
@@ -605,6 +758,19 @@ static enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 
 static struct pmu ptsim_pmu;
 
+/**
+ * ptsim_start() - pmu::start: begin the AUX transaction, start the engine
+ * @event: the event
+ * @flags: PERF_EF_RESUME for a resume, which only the next tick acts on
+ *
+ * Opens the transaction that stays open while the event runs, reports the
+ * trace as started with perf_event_itrace_started(), writes the enable
+ * packets unless the event is paused, and arms the tick.  With no AUX
+ * buffer to write to (none mapped, or full) the event stays stopped.
+ *
+ * Context: the event's CPU, interrupts disabled; a resume may also come
+ * from NMI context.
+ */
 static void ptsim_start(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
@@ -630,6 +796,22 @@ static void ptsim_start(struct perf_event *event, int flags)
 	hrtimer_start(&c->timer, ev->period, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
+/**
+ * ptsim_stop() - pmu::stop: stop the engine and end the AUX transaction
+ * @event: the event
+ * @flags: PERF_EF_PAUSE for a pause, which only the next tick acts on
+ *
+ * Trace hardware writes out its internal buffers when it is disabled, so
+ * the FIFO is flushed into the AUX buffer, followed by an overflow report
+ * for records dropped since the last one and by the disable packets, and
+ * the transaction is ended.  No transaction may stay open once pmu::stop
+ * has returned: the perf core stops the events of a buffer before it
+ * frees it.  If the buffer fills during the flush, the transaction ends
+ * with TRUNCATED and the rest of the FIFO is lost.
+ *
+ * Context: the event's CPU, interrupts disabled; a pause may also come
+ * from NMI context.
+ */
 static void ptsim_stop(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
@@ -668,6 +850,19 @@ static void ptsim_stop(struct perf_event *event, int flags)
 	c->tracing = false;
 }
 
+/**
+ * ptsim_add() - pmu::add: claim the trace engine of this CPU for @event
+ * @event: the event
+ * @flags: PERF_EF_START to start tracing as well
+ *
+ * Each CPU has one engine.  An event that cannot begin an AUX transaction
+ * (no AUX area mapped, or the buffer full) is refused, and the perf core
+ * leaves it inactive.
+ *
+ * Context: the event's CPU, interrupts disabled.
+ * Return: 0, or -EBUSY if the engine is taken or no transaction could
+ * begin.
+ */
 static int ptsim_add(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
@@ -688,6 +883,13 @@ static int ptsim_add(struct perf_event *event, int flags)
 	return 0;
 }
 
+/**
+ * ptsim_del() - pmu::del: stop @event and release the engine of this CPU
+ * @event: the event
+ * @flags: unused: the event is always stopped with PERF_EF_UPDATE
+ *
+ * Context: the event's CPU, interrupts disabled.
+ */
 static void ptsim_del(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
@@ -701,6 +903,24 @@ static void ptsim_read(struct perf_event *event)
 	/* event->count is kept up to date by the tick. */
 }
 
+/**
+ * ptsim_setup_aux() - pmu::setup_aux: describe a new AUX buffer to the engine
+ * @event: the event whose AUX area is being mapped
+ * @pages: the kernel addresses of the buffer's pages, in order
+ * @nr_pages: the number of pages, a power of two
+ * @overwrite: true if the AUX area is mapped read-only (overwrite mode)
+ *
+ * Builds the region table: regions of PAGE_SIZE << region bytes (the
+ * region field of @event's config), capped at the buffer size, allocated
+ * on the node of @event's CPU.  The buffer belongs to the ring buffer, not
+ * to @event: every event that writes into it uses these regions.
+ *
+ * Context: process context, in mmap() under the buffer's aux_mutex; may
+ * sleep.
+ * Return: the &struct ptsim_buf, which perf_aux_output_begin() returns for
+ * every transaction on this buffer, or NULL, which fails the mmap() with
+ * -ENOMEM.
+ */
 static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 			     int nr_pages, bool overwrite)
 {
@@ -729,6 +949,15 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 	return buf;
 }
 
+/**
+ * ptsim_free_aux() - pmu::free_aux: free what ptsim_setup_aux() built
+ * @buf: the &struct ptsim_buf
+ *
+ * Called once the AUX area is unmapped and no transaction holds the
+ * buffer any more, or when its setup failed; the pages belong to perf.
+ *
+ * Context: process context.
+ */
 static void ptsim_free_aux(void *buf)
 {
 	kfree(buf);
@@ -875,4 +1104,3 @@ static int __init ptsim_init(void)
 }
 
 device_initcall(ptsim_init);
-

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# "make checkpatch": scripts/checkpatch.pl --strict on every patch that
+# make series exported to $OUT/series/, as a TAP stream (one case per
+# patch, each finding as a "# " diagnostic), then one summary line.
+#
+# A patch passes with zero ERRORs and zero WARNINGs.  A CHECK is allowed
+# only where the commit message justifies it by naming its type (checkpatch
+# --show-types, e.g. "checkpatch's MACRO_ARG_REUSE check: ..."), so that
+# every one left in is visible to the reviewer with its reason.
+#
+# checkpatch runs in $TREE, the assembled tree, so that it sees the
+# series' own MAINTAINERS entry and the 6.12 spelling and API lists.
+#
+# Exit status: 0 if every patch passes, 1 otherwise.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SRC=${1:-$OUT/series}
+mapfile -t patches < <(find "$SRC" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+	! -name '0000-cover-letter.patch' | sort)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $SRC; run make series"
+[ -x "$TREE/scripts/checkpatch.pl" ] || die "no $TREE/scripts/checkpatch.pl; run make tree"
+
+# checkpatch validates SPDX tags with scripts/spdxcheck.py, which needs the
+# ply and git Python modules; Debian ships them for /usr/bin/python3 only,
+# so that python3 must come first in PATH (pyenv shims may not).  Without
+# them the SPDX check silently does not happen, so insist.
+PKGS=(python3-ply python3-git)
+export PATH=/usr/bin:$PATH
+if ! python3 -c 'import ply, git' 2>/dev/null; then
+	SUDO=
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	stage "installing ${PKGS[*]} for checkpatch's SPDX check"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+		"${PKGS[@]}" >/dev/null
+	python3 -c 'import ply, git' || die "python3 cannot import ply and git after installing ${PKGS[*]}"
+fi
+
+echo "TAP version 13"
+echo "1..${#patches[@]}"
+k=0 fails=0 nerr=0 nwarn=0 nchk=0 njust=0
+for p in "${patches[@]}"; do
+	k=$((k + 1))
+	# checkpatch exits non-zero on any finding; its output is the verdict.
+	out=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --show-types --terse --no-summary "$p" 2>&1) || true
+	# The commit message: from the first blank line (end of the mail
+	# headers) to the "---" that starts the diffstat.
+	log=$(sed -n '/^$/,/^---$/p' "$p")
+	e=0 w=0 u=0 bad=()
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		case $line in
+		*': ERROR:'*) e=$((e + 1)); bad+=("$line") ;;
+		*': WARNING:'*) w=$((w + 1)); bad+=("$line") ;;
+		*': CHECK:'*)
+			nchk=$((nchk + 1))
+			type=${line#*: CHECK:}
+			type=${type%%:*}
+			if grep -qw -- "$type" <<<"$log"; then
+				njust=$((njust + 1))
+				bad+=("$line (justified in the commit message)")
+			else
+				bad+=("$line (not justified: name $type in the commit message)")
+				u=$((u + 1))
+			fi ;;
+		*)
+			# Anything else is checkpatch itself going wrong (a
+			# missing helper, a crash): not a clean result.
+			e=$((e + 1)); bad+=("$line") ;;
+		esac
+	done <<<"$out"
+	nerr=$((nerr + e)) nwarn=$((nwarn + w))
+	if [ $((e + w + u)) -eq 0 ]; then
+		echo "ok $k - ${p##*/}"
+	else
+		echo "not ok $k - ${p##*/}"
+		fails=$((fails + 1))
+	fi
+	for line in "${bad[@]}"; do printf '# %s\n' "${line#"$p":}"; done
+done
+echo "checkpatch: ${#patches[@]} patches, $fails failing: $nerr errors, $nwarn warnings," \
+	"$nchk checks ($njust justified)" >&2
+[ $fails -eq 0 ]

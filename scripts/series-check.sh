@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# "make series-check": prove that the exported series is what a reviewer
+# can use.  On a fresh extract of the base package (not build/linux), in
+# $BUILD/series-check/linux:
+#
+#   1. the extract, committed as fetch-base.sh commits it, must be the very
+#      commit tagged "base" in $TREE (same package, same bytes);
+#   2. git am $OUT/series/*.patch must apply every patch cleanly: no
+#      whitespace warnings, no fuzz, no offsets, nothing but "Applying:";
+#   3. the result must be the auxlab tree that "make check" tests;
+#   4. it must build: the qemu kernel (tinyconfig + configs/qemu.config,
+#      by scripts/build-kernel.sh) and, against its uapi headers, the
+#      perf_events selftests and tools/aux, with -Werror as build-guest.sh
+#      does.
+#
+# "make bisect-check" (--bisect) then also checks out every commit of the
+# series in turn, oldest first, and builds the kernel, plus the userspace
+# programs for commits that touch tools/, and reports ok/fail per step.
+# Steps build incrementally in one object directory, emptied before the
+# first, so each rebuilds only what its commit changed.
+#
+# The objects go to $BUILD/series-check/obj/qemu: the same position
+# relative to the source as build/obj/qemu has to build/linux, so ccache
+# (CCACHE_BASEDIR, relative paths) serves the check from the test builds.
+#
+# A passing run is recorded in $OUT/series-check.txt (or bisect-check.txt)
+# with the series tip it was run on; make series quotes it in the cover
+# letter while the series is unchanged.
+#
+# Usage: series-check.sh [--bisect]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+bisect=0
+case ${1:-} in
+--bisect) bisect=1 ;;
+'') ;;
+*) die "usage: series-check.sh [--bisect]" ;;
+esac
+SC=$BUILD/series-check
+FRESH=$SC/linux
+O=$SC/obj/qemu
+LOGS=$SC/logs
+SRC=$OUT/series
+NAME='Seed 436f2ba4 maintainers'
+EMAIL='maintainers@users.noreply.a-seed-436f2ba4.example'
+
+git -C "$TREE" rev-parse -q --verify refs/heads/series >/dev/null || die "no series branch; run make series"
+mapfile -t patches < <(find "$SRC" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+	! -name '0000-cover-letter.patch' | sort)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $SRC; run make series"
+series_tip=$(git -C "$TREE" rev-parse series)
+mkdir -p "$LOGS"
+
+# -- 1. a fresh extract of the base --------------------------------------
+# The package and its checksum are named by the base tag fetch-base.sh
+# wrote: "<package> <version> (sha256 <sum>)".
+read -r pkg ver _ sum_paren < <(git -C "$TREE" tag -l --format='%(contents:subject)' base)
+sum=${sum_paren%)}
+deb=$CACHE/${pkg}_${ver//:/%3a}_all.deb
+[ -f "$deb" ] || die "$deb is not in the download cache; run make base"
+[ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sum" ] || die "sha256 of $deb is not the base's $sum"
+
+stage "series-check: extracting $pkg $ver afresh into $FRESH"
+rm -rf "$FRESH" "$SC/deb"
+mkdir -p "$FRESH" "$SC/deb"
+dpkg-deb --fsys-tarfile "$deb" | tar -C "$SC/deb" -x --wildcards '*.tar.xz'
+tarball=$(find "$SC/deb" -name 'linux-source-*.tar.xz' | head -n1)
+[ -n "$tarball" ] || die "no source tarball inside $deb"
+tar -C "$FRESH" --strip-components=1 -xJf "$tarball"
+rm -rf "$SC/deb"
+cd "$FRESH"
+git init -q -b series-check
+git config core.autocrlf false
+git config gc.auto 0
+git add -A -f
+# fetch-base.sh's recipe, so that the same bytes give the same commit.
+GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost \
+GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost \
+GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
+	git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $ver"
+git tag base
+[ "$(git rev-parse HEAD)" = "$(git -C "$TREE" rev-parse 'base^{commit}')" ] ||
+	die "the fresh extract ($(git rev-parse --short HEAD)) is not the base of $TREE"
+info "fresh base is commit $(git rev-parse --short HEAD), as in $TREE"
+
+# -- 2. git am ------------------------------------------------------------
+stage "series-check: git am ${#patches[@]} patches from ${SRC#"$TOP"/}/"
+# The series' identity as committer, and the author dates as commit dates:
+# then a faithful round trip gives back the very commits of "series".
+if ! GIT_COMMITTER_NAME=$NAME GIT_COMMITTER_EMAIL=$EMAIL \
+	git am --committer-date-is-author-date --whitespace=error-all "${patches[@]}" \
+	>"$LOGS/am.log" 2>&1; then
+	cat "$LOGS/am.log" >&2
+	git am --abort 2>/dev/null || true
+	die "git am failed (log: $LOGS/am.log)"
+fi
+# Anything but "Applying: ..." is a warning (whitespace, offset, fuzz).
+if grep -v '^Applying: ' "$LOGS/am.log" >&2; then
+	die "git am printed more than \"Applying:\" lines (above)"
+fi
+am_tip=$(git rev-parse HEAD)
+info "applied ${#patches[@]} patches cleanly"
+
+# -- 3. the same tree as auxlab -------------------------------------------
+[ "$(git rev-parse 'HEAD^{tree}')" = "$(git -C "$TREE" rev-parse 'auxlab^{tree}')" ] || {
+	git fetch -q "$TREE" auxlab && git diff --stat FETCH_HEAD HEAD >&2
+	die "the applied series is not the auxlab tree (above: auxlab -> applied)"
+}
+if [ "$am_tip" = "$series_tip" ]; then
+	info "result: tree identical to auxlab; commits identical to series ($(git rev-parse --short HEAD))"
+else
+	info "result: tree identical to auxlab (commit ids differ from series: the mails do not round-trip every message byte)"
+fi
+
+# -- 4. builds ------------------------------------------------------------
+# build_kernel LOG: the qemu kernel of the checked-out $FRESH in $O.
+build_kernel() {
+	BUILD=$SC "$TOP/scripts/build-kernel.sh" qemu >"$1" 2>&1
+}
+# build_user LOG: perf_events selftests and tools/aux against $O's headers,
+# with build-guest.sh's flags.
+build_user() {
+	local log=$1 hdr=$O/usr/include t name
+	{
+		rm -rf "$SC/user" && mkdir -p "$SC/user/perf_events"
+		make -s -C "$FRESH/tools/testing/selftests/perf_events" OUTPUT="$SC/user/perf_events" \
+			CC="ccache gcc" KHDR_INCLUDES="-isystem $hdr" USERCFLAGS="-static -Werror" \
+			USERLDFLAGS=-static
+		for t in "$FRESH"/tools/aux/*.c; do
+			[ -f "$t" ] || continue
+			name=$(basename "$t" .c)
+			# The libipt decoder is a host program: Debian has no
+			# static libipt.
+			if grep -q '<intel-pt.h>' "$t"; then
+				ccache gcc -O2 -Wall -Wextra -Werror -isystem "$hdr" -I "$FRESH/tools/include" -o "$SC/user/$name" "$t" -lipt
+			else
+				ccache gcc -O2 -Wall -Wextra -Werror -static -isystem "$hdr" -I "$FRESH/tools/include" -o "$SC/user/$name" "$t"
+			fi
+		done
+	} >"$log" 2>&1
+}
+failed=0
+# step LABEL COMMIT: build one commit, print one line, never stop the run.
+step() {
+	local label=$1 c=$2 t0=$SECONDS kres=ok ures=- subject log
+	log=$LOGS/${label//\//-of-}
+	subject=$(git log -1 --format=%s "$c")
+	git checkout -q --detach "$c"
+	# Every step builds with the tip's .config: an option the series adds
+	# later is dropped by kconfig for this step, and never lost for the
+	# next one.  A fresh mtime makes kbuild sync it.
+	if [ -f "$SC/tip.config" ]; then cp "$SC/tip.config" "$O/.config"; fi
+	build_kernel "$log-kernel.log" || { kres=FAIL; failed=$((failed + 1)); }
+	if [ "$label" = tip ] || [ -n "$(git diff-tree --no-commit-id --name-only -r "$c" -- tools/)" ]; then
+		if [ $kres = ok ]; then
+			ures=ok
+			build_user "$log-user.log" || { ures=FAIL; failed=$((failed + 1)); }
+		else
+			ures=skipped
+		fi
+	fi
+	info "$(printf '%-6s %-4s user=%-7s %4ds  %s' "$label" "$kres" "$ures" $((SECONDS - t0)) "$subject")"
+	if [ "$kres" = FAIL ]; then tail -n 20 "$log-kernel.log" | sed 's/^/        /' >&2; fi
+	if [ "$ures" = FAIL ]; then tail -n 20 "$log-user.log" | sed 's/^/        /' >&2; fi
+}
+
+stage "series-check: building the tip (kernel: $O, logs: $LOGS)"
+rm -f "$SC/tip.config"
+step tip "$am_tip"
+[ $failed -eq 0 ] || die "the series does not build at its tip"
+cp "$O/.config" "$SC/tip.config"
+
+n=${#patches[@]}
+if [ $bisect -eq 1 ]; then
+	stage "bisect-check: building each of the $n commits in turn"
+	t0=$SECONDS
+	# Forward from an empty object directory.  Going back from the tip
+	# would prove nothing: kbuild keeps an object whose source is gone
+	# (its dependency list is wildcarded), so a commit that lacks a file
+	# a later one adds would build "fine" from the tip's objects.  For
+	# the same reason, objects of sources that a step deletes go too.
+	rm -rf "$O"
+	mkdir -p "$O"
+	i=0 prev=
+	while read -r c; do
+		i=$((i + 1))
+		if [ -n "$prev" ]; then
+			while read -r f; do
+				rm -f "$O/${f%.*}.o" "$(dirname "$O/$f")/.$(basename "${f%.*}").o.cmd"
+			done < <(git diff --name-only --diff-filter=D "$prev" "$c" -- '*.c' '*.S')
+		fi
+		step "$i/$n" "$c"
+		prev=$c
+	done < <(git rev-list --reverse base..series-check)
+	git checkout -q --detach "$am_tip"
+	info "bisect-check: $n steps, $failed failures, $((SECONDS - t0)) s"
+	[ $failed -eq 0 ] || die "bisect-check: $failed builds failed (logs: $LOGS)"
+fi
+
+# -- record -----------------------------------------------------------------
+when=$(date -u '+%Y-%m-%d')
+if [ $bisect -eq 1 ]; then
+	rec=$OUT/bisect-check.txt
+	text="The series applies with git am to a fresh extract of the base without fuzz or whitespace warnings, and each of its $n patches builds (x86_64 kernel, and the perf_events selftests and tools/aux where a patch touches tools/); checked on $when."
+else
+	rec=$OUT/series-check.txt
+	text="The series applies with git am to a fresh extract of the base without fuzz or whitespace warnings, and the result builds (x86_64 kernel, perf_events selftests, tools/aux); checked on $when."
+fi
+printf 'series=%s\ndate=%s\ntext=%s\n' "$series_tip" "$when" "$text" >"$rec"
+info "series-check: ok (recorded in ${rec#"$TOP"/})"
