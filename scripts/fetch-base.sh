@@ -48,27 +48,11 @@ else
 fi
 if [ -n "${FETCH_ONLY:-}" ]; then exit 0; fi
 
-stage "base: extracting into $TREE"
-rm -rf "$TREE" "$BUILD/deb"
-mkdir -p "$TREE" "$BUILD/deb"
-dpkg-deb --fsys-tarfile "$deb" | tar -C "$BUILD/deb" -x --wildcards '*.tar.xz'
-tarball=$(find "$BUILD/deb" -name 'linux-source-*.tar.xz' | head -n1)
-[ -n "$tarball" ] || die "no source tarball inside $deb"
-tar -C "$TREE" --strip-components=1 -xJf "$tarball"
-rm -rf "$BUILD/deb"
-
-stage "base: recording the pristine tree as a git commit"
+stage "base: extracting into $TREE and recording it as a git commit"
+# Fixed identity and dates (extract_base in lib.sh): the same package gives
+# the same commit id on every machine, so exported series and ccache are
+# reproducible.
+extract_base "$deb" "$TREE" "$BASE_PKG" "$version"
 cd "$TREE"
-git init -q -b pristine
-git config core.autocrlf false
-git config gc.auto 0
-# Debian's .gitignore ignores every top-level entry; record all of it.
-git add -A -f
-# Fixed identity and dates: the same package gives the same commit id on
-# every machine, so exported series and ccache are reproducible.
-export GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost
-export GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost
-export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
-git commit -q -m "Linux $(make -s kernelversion) from Debian $BASE_PKG $version"
 git tag -a -m "$BASE_PKG $version (sha256 $sum)" base
 info "base commit $(git rev-parse --short HEAD): $(git log -1 --format=%s)"

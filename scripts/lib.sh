@@ -39,3 +39,33 @@ die() { printf '[%s] ERROR: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
 # Pinned base version and checksum live in one file.
 # shellcheck source=../scripts/base.env
 . "$TOP/scripts/base.env"
+
+# extract_base DEB DEST PKG VERSION: unpack the kernel source of the Debian
+# package DEB into DEST (emptied first) and record it as one git commit on
+# branch "pristine", with a fixed identity and date, so that the same
+# package gives the same commit id wherever it is extracted.  Used by
+# fetch-base.sh for the build tree and by series-check.sh for the fresh
+# extract the series is applied to.
+extract_base() {
+	local deb=$1 dest=$2 pkg=$3 version=$4 tmp tarball
+	tmp=$dest.deb
+	rm -rf "$dest" "$tmp"
+	mkdir -p "$dest" "$tmp"
+	dpkg-deb --fsys-tarfile "$deb" | tar -C "$tmp" -x --wildcards '*.tar.xz'
+	tarball=$(find "$tmp" -name 'linux-source-*.tar.xz' | head -n1)
+	[ -n "$tarball" ] || die "no source tarball inside $deb"
+	tar -C "$dest" --strip-components=1 -xJf "$tarball"
+	rm -rf "$tmp"
+	(
+		cd "$dest" || exit 1
+		git init -q -b pristine
+		git config core.autocrlf false
+		git config gc.auto 0
+		# Debian's .gitignore ignores every top-level entry; record all.
+		git add -A -f
+		GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost \
+		GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost \
+		GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
+			git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $version"
+	)
+}

@@ -63,23 +63,11 @@ deb=$CACHE/${pkg}_${ver//:/%3a}_all.deb
 [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sum" ] || die "sha256 of $deb is not the base's $sum"
 
 stage "series-check: extracting $pkg $ver afresh into $FRESH"
-rm -rf "$FRESH" "$SC/deb"
-mkdir -p "$FRESH" "$SC/deb"
-dpkg-deb --fsys-tarfile "$deb" | tar -C "$SC/deb" -x --wildcards '*.tar.xz'
-tarball=$(find "$SC/deb" -name 'linux-source-*.tar.xz' | head -n1)
-[ -n "$tarball" ] || die "no source tarball inside $deb"
-tar -C "$FRESH" --strip-components=1 -xJf "$tarball"
-rm -rf "$SC/deb"
+# The same recipe as fetch-base.sh, so that the same bytes give the same
+# commit.
+extract_base "$deb" "$FRESH" "$pkg" "$ver"
 cd "$FRESH"
-git init -q -b series-check
-git config core.autocrlf false
-git config gc.auto 0
-git add -A -f
-# fetch-base.sh's recipe, so that the same bytes give the same commit.
-GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost \
-GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost \
-GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
-	git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $ver"
+git branch -q -m pristine series-check
 git tag base
 [ "$(git rev-parse HEAD)" = "$(git -C "$TREE" rev-parse 'base^{commit}')" ] ||
 	die "the fresh extract ($(git rev-parse --short HEAD)) is not the base of $TREE"
