@@ -95,12 +95,15 @@ struct ptsim_region {
 /**
  * struct ptsim_buf - the AUX buffer as the engine sees it
  * @size: buffer size in bytes, a power of two
- * @region_size: region size in bytes, a power of two no larger than @size
- * @region_shift: log2 of @region_size
+ * @region_shift: log2 of the region size, which is no larger than @size
  * @snapshot: overwrite mode (the AUX area is mapped read-only)
  * @seq: number of the next data record; numbers start at 0 per buffer
  * @nr_regions: number of entries in @regions
  * @regions: the region table
+ *
+ * The region entries point into perf's array of AUX pages.  That array
+ * outlives this structure: perf calls pmu::free_aux before it frees the
+ * pages, and no transaction can be open by then.
  *
  * Built by ptsim_setup_aux() when the AUX area is mapped, and handed back
  * by perf_aux_output_begin() for every transaction.  It is shared by every
@@ -113,11 +116,10 @@ struct ptsim_region {
  * are of equal size, so the region of an offset is found by a shift.
  */
 struct ptsim_buf {
-	unsigned long		size;		/* bytes, a power of two */
-	unsigned long		region_size;	/* bytes, a power of two */
-	unsigned int		region_shift;	/* log2(region_size) */
-	bool			snapshot;	/* overwrite mode */
-	u64			seq;		/* next data record number */
+	unsigned long		size;
+	unsigned int		region_shift;
+	bool			snapshot;
+	u64			seq;
 	unsigned int		nr_regions;
 	struct ptsim_region	regions[] __counted_by(nr_regions);
 };
@@ -143,18 +145,18 @@ struct ptsim_buf {
  * The indices run free and are masked on access.
  */
 struct ptsim_event {
-	unsigned int	rate;		/* data records per tick */
+	unsigned int	rate;
 	ktime_t		period;
-	unsigned long	drain;		/* bytes per tick, ULONG_MAX: all */
-	unsigned long	psb_period;	/* bytes */
-	unsigned int	region_shift;	/* region = PAGE_SIZE << this */
+	unsigned long	drain;
+	unsigned long	psb_period;
+	unsigned int	region_shift;
 
 	u8		*fifo;
 	u32		fifo_size;
-	u32		fifo_head;	/* producer */
-	u32		fifo_tail;	/* DMA */
-	unsigned long	since_psb;	/* bytes produced since the last PSB+ */
-	u32		lost;		/* data bytes dropped, not yet reported */
+	u32		fifo_head;
+	u32		fifo_tail;
+	unsigned long	since_psb;
+	u32		lost;
 	bool		ovf_pending;
 };
 
@@ -173,11 +175,11 @@ struct ptsim_event {
  */
 struct ptsim_cpu {
 	struct hrtimer			timer;
-	struct perf_event		*event;		/* added on this CPU */
+	struct perf_event		*event;
 	struct perf_output_handle	handle;
-	struct ptsim_buf		*buf;	/* non-NULL: transaction open */
-	unsigned long			written; /* bytes in this transaction */
-	bool				tracing; /* producing (not paused) */
+	struct ptsim_buf		*buf;
+	unsigned long			written;
+	bool				tracing;
 };
 
 static DEFINE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
@@ -391,6 +393,14 @@ static void put_control(struct ptsim_event *ev, const u8 *rec, unsigned int len)
 		ev->ovf_pending = true;
 }
 
+/* Bytes from @pos (an AUX offset) to the end of its region. */
+static unsigned long region_room(const struct ptsim_buf *buf, unsigned long pos)
+{
+	unsigned long size = 1UL << buf->region_shift;
+
+	return size - (pos & (size - 1));
+}
+
 /* ---- the DMA: from the FIFO into the AUX area ---- */
 
 static void aux_copy(struct ptsim_buf *buf, unsigned long pos, const void *src,
@@ -399,7 +409,7 @@ static void aux_copy(struct ptsim_buf *buf, unsigned long pos, const void *src,
 	while (len) {
 		unsigned long off = pos & (buf->size - 1);
 		struct ptsim_region *r = &buf->regions[off >> buf->region_shift];
-		unsigned long in = off & (buf->region_size - 1);
+		unsigned long in = off & ((1UL << buf->region_shift) - 1);
 		unsigned int n = min_t(unsigned long, len,
 				       PAGE_SIZE - offset_in_page(in));
 		u8 *page = r->pages[in >> PAGE_SHIFT];
@@ -549,7 +559,7 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 {
 	struct ptsim_buf *buf = c->buf;
 	unsigned long pos = c->handle.head + c->written;
-	unsigned long room = buf->region_size - (pos & (buf->region_size - 1));
+	unsigned long room = region_room(buf, pos);
 
 	/*
 	 * Alignment rule: a record never straddles a region end.  Pad the
@@ -568,8 +578,7 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 					return false;
 				buf = c->buf;
 				pos = c->handle.head;
-				room = buf->region_size -
-				       (pos & (buf->region_size - 1));
+				room = region_room(buf, pos);
 			}
 			if (room > c->handle.size) {
 				ptsim_truncate(c);
@@ -941,8 +950,7 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 		return NULL;
 	buf->nr_regions = nr_regions;
 	buf->size = (unsigned long)nr_pages << PAGE_SHIFT;
-	buf->region_size = (unsigned long)region_pages << PAGE_SHIFT;
-	buf->region_shift = ilog2(buf->region_size);
+	buf->region_shift = ilog2(region_pages) + PAGE_SHIFT;
 	buf->snapshot = overwrite;
 	for (i = 0; i < nr_regions; i++)
 		buf->regions[i].pages = pages + i * region_pages;
