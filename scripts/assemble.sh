@@ -58,9 +58,13 @@ mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/serie
 commit_patch() {
 	local p=$1 path=$SERIES_DIR/$1 msg
 	[ -f "$path" ] || die "patch $p is listed in series but $path does not exist"
-	if ! out=$(git apply --cached --whitespace=nowarn "$path" 2>&1); then
+	if ! out=$(apply_entry "$SERIES_DIR" "$p" --whitespace=nowarn 2>&1); then
 		printf '%s\n' "$out" >&2
 		die "patch $p does not apply (on base + overlay + the patches before it)"
+	fi
+	if [ "${p%.cocci}" != "$p" ]; then
+		tip=$(git commit-tree "$(git write-tree)" -p "$tip" -F <(entry_message "$SERIES_DIR" "$p"))
+		return
 	fi
 	# Take subject and body from the patch's mail headers when it has
 	# them (format-patch style); otherwise name the commit after the file.
@@ -80,14 +84,21 @@ info "patches: ${#series[@]} applied"
 
 if [ $verify -eq 1 ]; then
 	# Reverse every patch, newest first: must give back base + overlay.
+	# A semantic patch has no reverse: its diff (tip~k^..tip~k) stands in.
 	for ((i = ${#series[@]} - 1; i >= 0; i--)); do
+		if [ "${series[i]%.cocci}" != "${series[i]}" ]; then
+			c=$(git rev-parse "$tip~$((${#series[@]} - 1 - i))")
+			git diff "$c^" "$c" | git apply --cached -R ||
+				die "semantic patch ${series[i]} does not reverse cleanly"
+			continue
+		fi
 		git apply --cached -R "$SERIES_DIR/${series[i]}" ||
 			die "patch ${series[i]} does not reverse cleanly"
 	done
 	[ "$(git write-tree)" = "$(git rev-parse "$overlay^{tree}")" ] ||
 		die "reversing the series did not restore base + overlay"
 	for p in "${series[@]}"; do
-		git apply --cached "$SERIES_DIR/$p" || die "patch $p does not re-apply"
+		apply_entry "$SERIES_DIR" "$p" >/dev/null || die "patch $p does not re-apply"
 	done
 	[ "$(git write-tree)" = "$(git rev-parse "$tip^{tree}")" ] ||
 		die "re-applying the series gave a different tree"

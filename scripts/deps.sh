@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	python3 git ccache qemu-system-x86 busybox-static libipt-dev
-	sparse python3-sphinx python3-ply python3-git rsync
+	sparse python3-sphinx python3-ply python3-git rsync coccinelle
 )
 
 missing=()

@@ -69,3 +69,64 @@ extract_base() {
 			git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $version"
 	)
 }
+
+# apply_entry DIR NAME [GIT-APPLY-OPTION...]: apply one entry of
+# patches/series to the index GIT_INDEX_FILE of the repository in the
+# current directory.  A .patch is applied with git apply --cached and the
+# options given.  A .cocci is a Coccinelle semantic patch, used to remove
+# upstream code without keeping a copy of it in this repository: its
+# "// Files:" line names the files it transforms; each is taken from the
+# index, run through spatch (with DIR/cocci.h for the macros spatch cannot
+# parse), and put back.  A semantic patch that changes nothing in a file
+# it names has gone stale, and fails like a patch that does not apply.
+# spatch is slow on core.c, so its output is cached in $BUILD/cocci-cache
+# by the hash of the semantic patch, the macros and the input.
+apply_entry() {
+	local dir=$1 name=$2 path=$1/$2 f blob key out tmp ver
+	shift 2
+	case $name in
+	*.cocci) ;;
+	*)
+		git apply --cached "$@" "$path"
+		return
+		;;
+	esac
+	command -v spatch >/dev/null || { echo "spatch not installed (coccinelle)" >&2; return 1; }
+	ver=$(spatch --version 2>/dev/null | head -n1)
+	mkdir -p "$BUILD/cocci-cache"
+	for f in $(sed -n 's|^// Files:||p' "$path"); do
+		blob=$(git rev-parse -q --verify ":$f") || { echo "$name: $f is not in the tree" >&2; return 1; }
+		key=$(cat "$path" "$dir/cocci.h" | { cat; printf '%s\n%s\n' "$blob" "$ver"; } | sha256sum | cut -c1-32)
+		out=$BUILD/cocci-cache/$key
+		if [ ! -f "$out" ]; then
+			tmp=$(mktemp -d)
+			git cat-file blob "$blob" >"$tmp/in.c"
+			if ! spatch --very-quiet --macro-file "$dir/cocci.h" --sp-file "$path" \
+				"$tmp/in.c" -o "$tmp/out.c" >"$tmp/log" 2>&1 || [ ! -s "$tmp/out.c" ]; then
+				grep -v '^warning' "$tmp/log" >&2
+				rm -rf "$tmp"
+				echo "$name: spatch failed on $f" >&2
+				return 1
+			fi
+			if cmp -s "$tmp/in.c" "$tmp/out.c"; then
+				rm -rf "$tmp"
+				echo "$name: changes nothing in $f (stale?)" >&2
+				return 1
+			fi
+			mv "$tmp/out.c" "$out"
+			rm -rf "$tmp"
+		fi
+		git update-index --cacheinfo "100644,$(git hash-object -w "$out"),$f"
+	done
+}
+
+# entry_message DIR NAME: the commit message of an entry that is not in
+# mail format, i.e. a semantic patch: its "// Subject:" line, a blank
+# line, and its leading comment up to the first rule.
+entry_message() {
+	local path=$1/$2
+	sed -n 's|^// Subject: ||p' "$path"
+	echo
+	sed -n -e '/^\/\/ Subject:/d' -e '/^\/\/ SPDX/d' -e '/^\/\/ Files:/d' \
+		-e '/^@/q' -e 's|^// \{0,1\}||p' "$path" | sed -e '/./,$!d'
+}

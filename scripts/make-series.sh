@@ -172,7 +172,7 @@ for ((i = 0; i < n; i++)); do
 	for p in "${pl[@]}"; do
 		# --whitespace=error-all: git am would warn about what nowarn
 		# lets through here, and the series must apply silently.
-		out=$(git apply --cached --whitespace=error-all "$SERIES_DIR/$p" 2>&1) || {
+		out=$(apply_entry "$SERIES_DIR" "$p" --whitespace=error-all 2>&1) || {
 			printf '%s\n' "$out" >&2
 			die "plan: $p does not apply in \"${subj[i]}\" (a patch it needs comes later in the plan?)"
 		}
