@@ -111,6 +111,10 @@ if [ -n "${ASSEMBLE_REF:-}" ]; then
 	info "assembled $ASSEMBLE_REF at $(git rev-parse --short "$tip") (work tree untouched)"
 	exit 0
 fi
+# The work tree is kept on a detached HEAD: were HEAD the auxlab branch
+# (after a hand-made "git switch auxlab"), moving the branch would move
+# HEAD too, and the check below would skip the checkout.
+git symbolic-ref -q HEAD >/dev/null && git checkout -q --detach
 git update-ref refs/heads/auxlab "$tip"
 if [ "$(git rev-parse HEAD)" != "$tip" ]; then
 	changed=$(git diff --name-only HEAD "$tip" | wc -l)
