@@ -496,8 +496,8 @@ static void ptsim_commit(struct ptsim_cpu *c)
  *
  * Like trace hardware reaching a STOP region: the transaction is ended
  * with PERF_AUX_FLAG_TRUNCATED, for which perf wakes the consumer and
- * marks the event to be disabled.  In 6.12 that disable only takes effect
- * when the event is next scheduled out (Documentation/driver-api/perf-aux.rst
+ * disables the event.  The disable comes later, from irq_work (or, in the
+ * 6.12 core, at the next sched-out: Documentation/driver-api/perf-aux.rst
  * has the details), so the caller stops the engine itself; what the FIFO
  * still holds is lost.
  *

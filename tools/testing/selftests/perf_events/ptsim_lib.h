@@ -269,11 +269,12 @@ static inline size_t sess_snapshot(struct sess *s)
 }
 
 /*
- * Restart after TRUNCATED.  The PMU stopped when the buffer filled, but
- * 6.12 turns the event off only at its next sched-out (the AUX overrun
- * path sets pending_disable without queueing the work that acts on it),
- * and ENABLE of an event still on is a no-op.  So turn it off, take what
- * is left, and turn it on again, as a tool does.
+ * Restart after TRUNCATED.  The PMU stopped when the buffer filled, and
+ * the kernel turns the event off, but not at once: the 6.12 core only at
+ * its next sched-out (the AUX overrun path sets pending_disable without
+ * queueing the work that acts on it), and ENABLE of an event still on is
+ * a no-op.  So turn it off, take what is left, and turn it on again, as
+ * a tool does; this works whenever the kernel's disable lands.
  */
 static inline void sess_restart(struct sess *s)
 {

@@ -1,0 +1,1021 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The perf AUX area: the second mapping of a perf buffer, into which
+ * hardware tracers (Intel PT, BTS, CoreSight, SPE) write their trace, and
+ * the output API their drivers use to do so.
+ *
+ * The object
+ * ==========
+ *
+ * One struct perf_aux owns everything an AUX mapping brings into being:
+ * the pages, the PMU's private state for them (pmu::setup_aux), the
+ * producer's position, the locked-memory charge, and a reference on the
+ * perf buffer whose user page describes it.  It is created by the first
+ * mmap() of the AUX offset and published in rb->aux.area; it is
+ * unpublished by the last munmap() and freed when its last reference is
+ * dropped.  A new mmap() after that creates a new object: a dying area is
+ * never handed out again.
+ *
+ * References (aux->refcount):
+ *  - one for "mapped", from creation until the last AUX VMA is closed;
+ *  - one per open transaction (perf_aux_output_begin() .. _end()).
+ * AUX samples and pause/resume do not take one: they run with interrupts
+ * off on the CPU where the writer's transaction is open, which pins the
+ * area for them.
+ *
+ * Whoever drops the last reference frees the object.  In the normal case
+ * that is munmap(), in process context: before dropping "mapped" it stops
+ * every event that writes to the buffer (perf_pmu_output_stop()), which
+ * ends their transactions.  A transaction can still begin in a narrow
+ * window (a writer that looked the area up just before it was unpublished
+ * and was not running when the stop went round); then the last reference
+ * is dropped by perf_aux_output_end(), possibly in NMI context, and the
+ * free is deferred through irq_work to a workqueue.  Either way the pages
+ * and pmu::free_aux see process context, and nothing is freed while a
+ * transaction can reach it.
+ *
+ * The VMA holds "mapped" alive through aux->mmap_count, and its
+ * vm_private_data points at the object, so the page-fault path needs no
+ * lookup and no lock: it can only map pages of the area the VMA was
+ * created for, and only while that area exists.  The VMA also holds the
+ * perf core's references (event and buffer mmap counts) through
+ * perf_mmap_open()/perf_mmap_close(), exactly as a data VMA does.  VMAs
+ * cannot be split (may_split), so open/close always see whole mappings.
+ *
+ * Locking
+ * =======
+ *
+ * rb->aux.mutex serializes creating and destroying the AUX area of a
+ * buffer.  A buffer may be shared by several events (inherited children,
+ * PERF_EVENT_IOC_SET_OUTPUT), each with its own event->mmap_mutex, so the
+ * buffer's mutex, not the event's, is the one that orders their mmap()s
+ * and munmap()s.  Lock order: event->mmap_mutex, then rb->aux.mutex.
+ *
+ * Readers in atomic context (the output API, AUX sampling, pause/resume)
+ * find the area under RCU (rcu_dereference(rb->aux.area)) and pin it
+ * with refcount_inc_not_zero(); the object's memory is freed after a
+ * grace period, so a reader that raced with the unpublish finds either a
+ * live object or a zero refcount.
+ *
+ * Serialization of writers
+ * ========================
+ *
+ * Only one transaction is open on a buffer at a time.  Every writer of a
+ * buffer runs on one CPU at a time: per-CPU events only on their CPU, a
+ * per-task event only where its task runs, and events sharing a buffer
+ * must agree on the CPU or the task (perf_event_set_output()).  So the
+ * producer state (rb->aux.head, rb->aux.wakeup) is written without atomics, and
+ * rb->aux.txn, set by begin and cleared by end, both records which area
+ * the open transaction pinned and catches a nested writer (an NMI on the
+ * same CPU), which is refused with a warning.
+ *
+ * The ordering protocol with userspace
+ * ====================================
+ *
+ * The consumer reads data between aux_tail and aux_head in the user page
+ * and then advances aux_tail; the producer writes data between aux_head
+ * and aux_tail + size and then advances aux_head.
+ *
+ *   kernel (producer)                     user (consumer)
+ *
+ *   tail = READ_ONCE(->aux_tail)          head = smp_load_acquire(->aux_head)
+ *   if (space(head, tail))         [A]    read data up to head
+ *       write data (hardware)      [B]    smp_mb()                  [D]
+ *   smp_store_release(->aux_head)  [C]    WRITE_ONCE(->aux_tail, head)
+ *
+ * [A] The data stores are enabled only if the space computed from the
+ *     tail load says so: a control dependency orders the load of
+ *     aux_tail before the stores into the area, pairing with [D], so the
+ *     hardware never overwrites data the consumer has not finished
+ *     reading.
+ * [B] Making the hardware's stores visible before the PMU driver calls
+ *     perf_aux_output_end() is the driver's job (it depends on the
+ *     hardware: a DMA barrier, a trace-unit flush, ...).
+ * [C] The release orders everything the CPU wrote before it (including a
+ *     software writer's data, and the PERF_RECORD_AUX describing it) before
+ *     the new head; pairs with the consumer's acquire.  On x86 it costs
+ *     nothing.
+ *
+ * In overwrite (snapshot) mode the producer does not look at aux_tail at
+ * all; the consumer stops the event before it reads a snapshot.
+ *
+ * Every barrier below names the letter it implements.
+ */
+
+#include <linux/irq_work.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
+#include <linux/perf_event.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "internal.h"
+
+/* Allocation of the pages ------------------------------------------------- */
+
+/*
+ * Chunks up to this order are allocated as upstream perf always has: with
+ * reclaim but no retries.  Larger chunks, for PMUs that do not need them,
+ * are only taken if the allocator has them free right now (no reclaim, no
+ * compaction), so a large area costs a few hundred allocations rather
+ * than one per page, and never makes the system work to defragment.
+ */
+#define AUX_GFP			(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_NORETRY)
+#define AUX_GFP_OPPORTUNISTIC	((AUX_GFP) & ~__GFP_RECLAIM)
+
+static struct page *aux_alloc_chunk(int node, unsigned int *order, bool contiguous)
+{
+	unsigned int o = min_t(unsigned int, *order, MAX_PAGE_ORDER);
+	struct page *page;
+
+	for (;;) {
+		gfp_t gfp = AUX_GFP;
+
+		if (!contiguous && o > PAGE_ALLOC_COSTLY_ORDER)
+			gfp = AUX_GFP_OPPORTUNISTIC;
+		page = alloc_pages_node(node, gfp, o);
+		if (page || !o)
+			break;
+		o--;
+	}
+	*order = o;
+	return page;
+}
+
+/*
+ * Fill aux->pages with chunks of at most @max_order.  The order only ever
+ * goes down: once a size has failed, later chunks do not try it again.
+ * A chunk of order > 0 is split into independent pages, and its first
+ * page carries the order in page_private (with PG_private set): that is
+ * how a driver learns that a run of pages is physically contiguous.
+ */
+static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_order,
+			   bool contiguous)
+{
+	unsigned int order = max_order;
+	int n = 0, i;
+
+	while (n < aux->nr_pages) {
+		struct page *page;
+
+		order = min_t(unsigned int, order, ilog2(aux->nr_pages - n));
+		page = aux_alloc_chunk(node, &order, contiguous);
+		if (!page)
+			return -ENOMEM;
+		if (order) {
+			split_page(page, order);
+			SetPagePrivate(page);
+			set_page_private(page, order);
+		}
+		for (i = 0; i < 1 << order; i++)
+			aux->pages[n++] = page_address(page + i);
+	}
+	return 0;
+}
+
+static void aux_free_pages(struct perf_aux *aux)
+{
+	int i;
+
+	for (i = 0; i < aux->nr_pages && aux->pages[i]; i++) {
+		struct page *page = virt_to_page(aux->pages[i]);
+
+		ClearPagePrivate(page);
+		set_page_private(page, 0);
+		/* Set by the fault path; a freed page must not keep it. */
+		page->mapping = NULL;
+		__free_page(page);
+	}
+	kfree(aux->pages);
+}
+
+/* Lifetime ------------------------------------------------------------------ */
+
+static void aux_free(struct perf_aux *aux)
+{
+	/* The driver's view of the pages goes first: it may point into them. */
+	if (aux->priv)
+		aux->free_aux(aux->priv);
+	if (aux->pages)
+		aux_free_pages(aux);
+	if (aux->rb)
+		ring_buffer_put(aux->rb);
+	kfree_rcu_mightsleep(aux);
+}
+
+static void aux_free_workfn(struct work_struct *work)
+{
+	aux_free(container_of(work, struct perf_aux, free_work));
+}
+
+static void aux_free_irq_workfn(struct irq_work *work)
+{
+	struct perf_aux *aux = container_of(work, struct perf_aux, free_irq_work);
+
+	schedule_work(&aux->free_work);
+}
+
+/* Drop a reference in process context: free now if it was the last. */
+static void aux_put(struct perf_aux *aux)
+{
+	if (refcount_dec_and_test(&aux->refcount))
+		aux_free(aux);
+}
+
+/* Drop a reference in any context, NMI included: defer the free. */
+static void aux_put_atomic(struct perf_aux *aux)
+{
+	if (refcount_dec_and_test(&aux->refcount))
+		irq_work_queue(&aux->free_irq_work);
+}
+
+/* Locked-memory accounting ------------------------------------------------- */
+
+/*
+ * An AUX area is charged like the data area: to the user's perf_mlock
+ * up to perf_event_mlock_kb (times the number of online CPUs), and beyond
+ * that to the mm's pinned_vm, which RLIMIT_MEMLOCK bounds unless the
+ * caller has CAP_IPC_LOCK or perf_event_paranoid is -1.  Unlike the data
+ * area, the object remembers whom it charged, and uncharges exactly that
+ * user and mm, whichever process closes the last mapping.
+ */
+static int aux_charge(struct perf_aux *aux, struct vm_area_struct *vma)
+{
+	unsigned long limit = (sysctl_perf_event_mlock >> (PAGE_SHIFT - 10)) *
+			      num_online_cpus();
+	struct user_struct *user = current_user();
+	unsigned long locked, pinned;
+
+	locked = min_t(unsigned long, atomic_long_read(&user->perf_mlock), limit);
+	locked += aux->nr_pages;
+	pinned = locked > limit ? locked - limit : 0;
+
+	if (atomic64_read(&vma->vm_mm->pinned_vm) + pinned >
+	    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT &&
+	    perf_is_paranoid() && !capable(CAP_IPC_LOCK))
+		return -EPERM;
+
+	aux->pinned_pages = pinned;
+	aux->user_pages = aux->nr_pages - pinned;
+	return 0;
+}
+
+static void aux_commit_charge(struct perf_aux *aux, struct vm_area_struct *vma)
+{
+	aux->user = get_current_user();
+	aux->mm = vma->vm_mm;
+	mmgrab(aux->mm);
+	atomic_long_add(aux->user_pages, &aux->user->perf_mlock);
+	atomic64_add(aux->pinned_pages, &aux->mm->pinned_vm);
+}
+
+static void aux_uncharge(struct perf_aux *aux)
+{
+	atomic_long_sub(aux->user_pages, &aux->user->perf_mlock);
+	atomic64_sub(aux->pinned_pages, &aux->mm->pinned_vm);
+	free_uid(aux->user);
+	mmdrop(aux->mm);
+}
+
+/* Creation and destruction ------------------------------------------------ */
+
+/*
+ * Create the area for @vma, under rb->aux.mutex.  Errors, in the order
+ * userspace has always seen them: -EPERM over the locked-memory limit,
+ * -EOPNOTSUPP for an event without AUX support, -ENOMEM when the pages
+ * cannot be had or the PMU refuses them.  On error nothing is left
+ * allocated or charged.
+ */
+static struct perf_aux *aux_create(struct perf_event *event,
+				   struct perf_buffer *rb,
+				   struct vm_area_struct *vma, int nr_pages)
+{
+	bool overwrite = !(vma->vm_flags & VM_WRITE);
+	u32 caps = event->pmu->capabilities;
+	bool contiguous = caps & (PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE);
+	int node = event->cpu == -1 ? NUMA_NO_NODE : cpu_to_node(event->cpu);
+	unsigned int max_order;
+	struct perf_aux *aux;
+	int ret;
+
+	aux = kzalloc_node(sizeof(*aux), GFP_KERNEL, node);
+	if (!aux)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&aux->refcount, 1);
+	atomic_set(&aux->mmap_count, 1);
+	init_irq_work(&aux->free_irq_work, aux_free_irq_workfn);
+	INIT_WORK(&aux->free_work, aux_free_workfn);
+	aux->nr_pages = nr_pages;
+	aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
+	aux->pgoff = vma->vm_pgoff;
+	aux->overwrite = overwrite;
+
+	ret = aux_charge(aux, vma);
+	if (ret)
+		goto out_free;
+
+	ret = -EOPNOTSUPP;
+	if (!has_aux(event))
+		goto out_free;
+
+	if (!overwrite)
+		aux->watermark = event->attr.aux_watermark ?:
+				 perf_aux_default_watermark(nr_pages);
+
+	ret = -ENOMEM;
+	/* The array of page addresses is one kmalloc, as it always was. */
+	if (get_order((unsigned long)nr_pages * sizeof(void *)) > MAX_PAGE_ORDER)
+		goto out_free;
+	aux->pages = kcalloc_node(nr_pages, sizeof(void *), GFP_KERNEL, node);
+	if (!aux->pages)
+		goto out_free;
+
+	max_order = perf_aux_max_order(nr_pages, aux->watermark, overwrite,
+				       contiguous, pageblock_order);
+	if (aux_alloc_pages(aux, node, max_order, contiguous))
+		goto out_free;
+
+	/*
+	 * A PMU without scatter-gather cannot switch between chunks without
+	 * an interrupt, and overwrite mode has none: it needs the whole area
+	 * in one piece.
+	 */
+	if ((caps & PERF_PMU_CAP_AUX_NO_SG) && overwrite &&
+	    page_private(virt_to_page(aux->pages[0])) != max_order)
+		goto out_free;
+
+	aux->priv = event->pmu->setup_aux(event, aux->pages, nr_pages, overwrite);
+	if (!aux->priv)
+		goto out_free;
+	aux->free_aux = event->pmu->free_aux;
+
+	refcount_inc(&rb->refcount);
+	aux->rb = rb;
+	aux_commit_charge(aux, vma);
+	return aux;
+
+out_free:
+	aux_free(aux);
+	return ERR_PTR(ret);
+}
+
+/*
+ * The last AUX VMA is going away, under rb->aux.mutex: unpublish the
+ * area so that no new transaction, sample or mapping finds it, stop
+ * every writer so that the open transactions end, and give back the
+ * locked memory.  The caller then drops "mapped".
+ */
+static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
+{
+	struct perf_buffer *rb = aux->rb;
+
+	WARN_ON_ONCE(event->rb != rb);
+	rcu_assign_pointer(rb->aux.area, NULL);
+	perf_pmu_output_stop(event);
+	aux_uncharge(aux);
+}
+
+/* The mapping ---------------------------------------------------------------- */
+
+static void perf_aux_vma_open(struct vm_area_struct *vma)
+{
+	struct perf_aux *aux = vma->vm_private_data;
+
+	atomic_inc(&aux->mmap_count);
+	perf_mmap_open(vma);
+}
+
+static void perf_aux_vma_close(struct vm_area_struct *vma)
+{
+	struct perf_event *event = vma->vm_file->private_data;
+	struct perf_aux *aux = vma->vm_private_data;
+	struct perf_buffer *rb = aux->rb;
+
+	if (atomic_dec_and_mutex_lock(&aux->mmap_count, &rb->aux.mutex)) {
+		aux_unmap(event, aux);
+		mutex_unlock(&rb->aux.mutex);
+		aux_put(aux);
+	}
+	/* The event's and the buffer's mmap counts, as for any perf VMA. */
+	perf_mmap_close(vma);
+}
+
+/*
+ * The VMA pins its area (see the top of this file), so the page is
+ * looked up without locks.  Userspace never writes the AUX area: a write
+ * fault is SIGBUS, as is a write to a page already mapped (page_mkwrite),
+ * which is why the page is mapped read-only even in a writable VMA.
+ */
+static vm_fault_t perf_aux_vma_fault(struct vm_fault *vmf)
+{
+	struct perf_aux *aux = vmf->vma->vm_private_data;
+	unsigned long idx = vmf->pgoff - aux->pgoff;
+	struct page *page;
+
+	if (vmf->flags & FAULT_FLAG_WRITE)
+		return VM_FAULT_SIGBUS;
+	if (idx >= aux->nr_pages)
+		return VM_FAULT_SIGBUS;
+	idx = array_index_nospec(idx, aux->nr_pages);
+
+	page = virt_to_page(aux->pages[idx]);
+	get_page(page);
+	page->mapping = vmf->vma->vm_file->f_mapping;
+	page->index = vmf->pgoff;
+	vmf->page = page;
+	return 0;
+}
+
+static vm_fault_t perf_aux_vma_mkwrite(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static int perf_aux_vma_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	/* open()/close() count whole mappings: a piece would unbalance them. */
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct perf_aux_vmops = {
+	.open		= perf_aux_vma_open,
+	.close		= perf_aux_vma_close,
+	.fault		= perf_aux_vma_fault,
+	.page_mkwrite	= perf_aux_vma_mkwrite,
+	.may_split	= perf_aux_vma_may_split,
+};
+
+/**
+ * perf_aux_mmap() - map the AUX area of an event's buffer
+ * @event: the event whose file is mapped
+ * @vma: the new mapping, at a non-zero offset
+ *
+ * Called by perf_mmap() for any offset but 0, after its common checks
+ * (shared mapping, no inherited per-task event, LSM).  The rules, and
+ * their errnos, are the ABI: the data area must be mapped (-EINVAL);
+ * the user page's aux_offset must be the mapping's offset and lie above
+ * the data area, aux_size must be its size, a power of two number of
+ * pages, and a second mapping of an existing area must match it
+ * (-EINVAL); a larger area than INT_MAX pages is -ENOMEM.  The first
+ * mapping creates the area (see aux_create() for its errnos).  A
+ * read-only first mapping selects overwrite mode.
+ *
+ * Return: 0 or a negative errno; on error nothing is left behind.
+ */
+int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
+{
+	unsigned long vma_size = vma->vm_end - vma->vm_start;
+	unsigned long nr_pages = vma_size >> PAGE_SHIFT;
+	struct perf_buffer *rb;
+	struct perf_aux *aux;
+	u64 aux_offset, aux_size;
+	int ret = -EINVAL;
+
+	if (!event->rb)
+		return -EINVAL;
+	if (nr_pages > INT_MAX)
+		return -ENOMEM;
+
+	mutex_lock(&event->mmap_mutex);
+	rb = event->rb;
+	if (!rb)
+		goto out_event;
+	mutex_lock(&rb->aux.mutex);
+	aux = rcu_dereference_protected(rb->aux.area, lockdep_is_held(&rb->aux.mutex));
+
+	aux_offset = READ_ONCE(rb->user_page->aux_offset);
+	aux_size = READ_ONCE(rb->user_page->aux_size);
+	if (aux_offset < perf_data_size(rb) + PAGE_SIZE ||
+	    aux_offset != (u64)vma->vm_pgoff << PAGE_SHIFT ||
+	    (aux && aux->pgoff != vma->vm_pgoff) ||
+	    aux_size != vma_size ||
+	    (aux && aux->nr_pages != nr_pages) ||
+	    !is_power_of_2(nr_pages))
+		goto out;
+
+	/*
+	 * The buffer's last mapping may be going away (its count is zero
+	 * but the event still points at it): do not build on it.  The
+	 * reference is taken only once nothing can fail any more, so an
+	 * error never has to drop it, which could make it the last one and
+	 * skip the buffer's teardown.
+	 */
+	if (!atomic_read(&rb->mmap_count))
+		goto out;
+
+	if (aux) {
+		/* Published areas have mmap_count >= 1 under the mutex. */
+		if (!atomic_inc_not_zero(&rb->mmap_count))
+			goto out;
+		atomic_inc(&aux->mmap_count);
+	} else {
+		aux = aux_create(event, rb, vma, nr_pages);
+		if (IS_ERR(aux)) {
+			ret = PTR_ERR(aux);
+			goto out;
+		}
+		if (!atomic_inc_not_zero(&rb->mmap_count)) {
+			aux_uncharge(aux);
+			aux_put(aux);
+			goto out;
+		}
+		rcu_assign_pointer(rb->aux.area, aux);
+	}
+	atomic_inc(&event->mmap_count);
+	ret = 0;
+out:
+	mutex_unlock(&rb->aux.mutex);
+out_event:
+	mutex_unlock(&event->mmap_mutex);
+	if (ret)
+		return ret;
+
+	/* Pinned memory is accounted per mm: fork() must not copy it. */
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = aux;
+	vma->vm_ops = &perf_aux_vmops;
+	if (event->pmu->event_mapped)
+		event->pmu->event_mapped(event, vma->vm_mm);
+	return 0;
+}
+
+/**
+ * perf_aux_rb_init() - initialise the AUX state of a new perf buffer
+ * @rb: the buffer
+ */
+void perf_aux_rb_init(struct perf_buffer *rb)
+{
+	mutex_init(&rb->aux.mutex);
+	RCU_INIT_POINTER(rb->aux.area, NULL);
+	rb->aux.txn = NULL;
+}
+
+/* The output API -------------------------------------------------------------- */
+
+/*
+ * rcu_dereference() for event->rb, which the perf core publishes with
+ * rcu_assign_pointer() and frees after a grace period (ring_buffer_attach(),
+ * ring_buffer_put()) but does not annotate __rcu.
+ */
+static struct perf_buffer *event_rb(struct perf_event *event)
+{
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "event->rb read outside RCU");
+	return rcu_dereference_raw(event->rb);
+}
+
+static struct perf_aux *txn_aux(struct perf_output_handle *handle)
+{
+	return handle->rb->aux.txn;
+}
+
+/*
+ * Move the producer to @head and publish it; return whether a watermark
+ * boundary was crossed (never in overwrite mode, which has no watermark).
+ */
+static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
+			unsigned long head)
+{
+	unsigned long crossed;
+
+	rb->aux.head = head;
+	smp_store_release(&rb->user_page->aux_head, head);	/* [C] */
+	if (aux->overwrite)
+		return false;
+	crossed = perf_aux_crossed(head, rb->aux.wakeup, aux->watermark);
+	if (crossed == rb->aux.wakeup)
+		return false;
+	rb->aux.wakeup = crossed;
+	return true;
+}
+
+/**
+ * perf_aux_output_begin() - open an AUX transaction
+ * @handle: the driver's handle, filled in here
+ * @event: the event that writes (for an inherited child, its output goes
+ *	to the parent's buffer)
+ *
+ * Called before the hardware may write into the AUX area, typically from
+ * pmu::start() or the PMU interrupt.  On success @handle->head is where
+ * the data goes (modulo the area size) and @handle->size how many bytes
+ * may be written (unlimited in overwrite mode, where it is 0), and the
+ * area stays pinned until perf_aux_output_end().  If the area is full,
+ * the consumer is woken and the event is disabled until it re-enables it.
+ *
+ * Context: any, NMI included; not nested on the same buffer.
+ * Return: the driver's private data from pmu::setup_aux, or NULL if there
+ * is no area to write to (not mapped, being unmapped, or full).
+ */
+void *perf_aux_output_begin(struct perf_output_handle *handle,
+			    struct perf_event *event)
+{
+	struct perf_event *output = event->parent ?: event;
+	struct perf_buffer *rb;
+	struct perf_aux *aux = NULL;
+
+	rcu_read_lock();
+	rb = event_rb(output);
+	if (rb)
+		aux = rcu_dereference(rb->aux.area);
+	if (aux && !refcount_inc_not_zero(&aux->refcount))
+		aux = NULL;
+	rcu_read_unlock();
+	if (!aux)
+		goto fail;
+
+	/* @rb may have changed since the lookup; the area's cannot. */
+	rb = aux->rb;
+	if (WARN_ON_ONCE(READ_ONCE(rb->aux.txn)))
+		goto put;
+	WRITE_ONCE(rb->aux.txn, aux);
+
+	handle->rb = rb;
+	handle->event = event;
+	handle->head = rb->aux.head;
+	handle->size = 0;
+	handle->aux_flags = 0;
+	if (aux->overwrite)
+		return aux->priv;
+
+	handle->wakeup = rb->aux.wakeup + aux->watermark;
+	handle->size = perf_aux_space(rb->aux.head, READ_ONCE(rb->user_page->aux_tail),
+				      aux->size);
+	if (handle->size)	/* [A]: the data stores depend on this */
+		return aux->priv;
+
+	perf_event_disable_inatomic(event);
+	perf_output_wakeup(handle);
+	WRITE_ONCE(rb->aux.txn, NULL);
+put:
+	aux_put_atomic(aux);
+fail:
+	handle->event = NULL;
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(perf_aux_output_begin);
+
+/**
+ * perf_aux_output_end() - close an AUX transaction
+ * @handle: the handle perf_aux_output_begin() filled in
+ * @size: bytes written since begin (ignored in overwrite mode, where the
+ *	driver leaves its absolute position in @handle->head instead)
+ *
+ * Commits the data: a PERF_RECORD_AUX describing it (and the flags set
+ * with perf_aux_output_flag()) goes to the data area, aux_head is
+ * published, and the consumer is woken at the watermark or when the
+ * driver flagged TRUNCATED, in which case the event is also disabled.
+ * The driver must have made the hardware's writes visible first.
+ *
+ * Must be called for every successful begin, at the latest from
+ * pmu::stop(): unmapping the area relies on stopping the event to end the
+ * transaction.
+ *
+ * Context: any, NMI included.
+ */
+void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
+{
+	struct perf_aux *aux = txn_aux(handle);
+	unsigned long start, head;
+	bool wakeup;
+
+	if (aux->overwrite) {
+		handle->aux_flags |= PERF_AUX_FLAG_OVERWRITE;
+		start = handle->head;
+		head = handle->head;
+	} else {
+		handle->aux_flags &= ~PERF_AUX_FLAG_OVERWRITE;
+		start = handle->rb->aux.head;
+		head = start + size;
+	}
+
+	/*
+	 * A record says something if it has data or a flag that is news:
+	 * the PMU format bits only name the format, and OVERWRITE alone
+	 * only repeats what the mapping mode says (a snapshot reader takes
+	 * the position from aux_head).  Tools see no empty records for
+	 * either, as they never have.
+	 */
+	if (size || (handle->aux_flags & ~(u64)(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK |
+						PERF_AUX_FLAG_OVERWRITE)))
+		perf_event_aux_event(handle->event, start, size, handle->aux_flags);
+
+	wakeup = aux_advance(handle->rb, aux, head);
+	if (handle->aux_flags & PERF_AUX_FLAG_TRUNCATED) {
+		perf_event_disable_inatomic(handle->event);
+		wakeup = true;
+	}
+	if (wakeup)
+		perf_output_wakeup(handle);
+
+	handle->event = NULL;
+	WRITE_ONCE(handle->rb->aux.txn, NULL);
+	aux_put_atomic(aux);
+}
+EXPORT_SYMBOL_GPL(perf_aux_output_end);
+
+/**
+ * perf_aux_output_skip() - leave a hole in the AUX area
+ * @handle: an open transaction
+ * @size: bytes to skip
+ *
+ * For hardware that cannot write at every offset (alignment, region
+ * boundaries): moves the transaction's start past @size bytes the
+ * hardware will not write, publishing the new aux_head without a record.
+ * The consumer is woken if a watermark was crossed.
+ *
+ * Context: any, NMI included.
+ * Return: 0, or -ENOSPC if @size exceeds the space left.
+ */
+int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
+{
+	struct perf_buffer *rb = handle->rb;
+	struct perf_aux *aux = txn_aux(handle);
+
+	if (size > handle->size)
+		return -ENOSPC;
+
+	if (aux_advance(rb, aux, rb->aux.head + size)) {
+		perf_output_wakeup(handle);
+		handle->wakeup = rb->aux.wakeup + aux->watermark;
+	}
+	handle->head = rb->aux.head;
+	handle->size -= size;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(perf_aux_output_skip);
+
+/**
+ * perf_aux_output_flag() - add flags to the transaction's PERF_RECORD_AUX
+ * @handle: an open transaction
+ * @flags: PERF_AUX_FLAG_* (TRUNCATED, PARTIAL, COLLISION, the PMU format
+ *	bits); OVERWRITE is perf's to set and is refused with a warning
+ *
+ * Context: any, NMI included.
+ */
+void perf_aux_output_flag(struct perf_output_handle *handle, u64 flags)
+{
+	if (WARN_ON_ONCE(flags & PERF_AUX_FLAG_OVERWRITE))
+		return;
+	handle->aux_flags |= flags;
+}
+EXPORT_SYMBOL_GPL(perf_aux_output_flag);
+
+/**
+ * perf_get_aux() - the driver's data of the open transaction
+ * @handle: a handle
+ *
+ * Return: what pmu::setup_aux returned for the area @handle writes to, or
+ * NULL if no transaction is open on @handle.
+ */
+void *perf_get_aux(struct perf_output_handle *handle)
+{
+	if (!handle->event)
+		return NULL;
+	return txn_aux(handle)->priv;
+}
+EXPORT_SYMBOL_GPL(perf_get_aux);
+
+/**
+ * perf_output_copy_aux() - copy AUX data into a data-area record
+ * @aux_handle: the open AUX transaction to copy from
+ * @handle: the data-area output handle to copy to
+ * @from: start offset in the AUX area (taken modulo its size)
+ * @to: end offset (likewise); @from == @to copies the whole area
+ *
+ * For pmu::snapshot_aux, which fills an AUX sample.
+ *
+ * Return: bytes copied, or -EFAULT if the data area took less.
+ */
+long perf_output_copy_aux(struct perf_output_handle *aux_handle,
+			  struct perf_output_handle *handle,
+			  unsigned long from, unsigned long to)
+{
+	struct perf_aux *aux = txn_aux(aux_handle);
+	unsigned long mask = aux->size - 1;
+	unsigned long len = (to - from - 1) & mask;
+	long copied = 0;
+
+	/* Without the -1 above, from == to would copy nothing. */
+	len++;
+	from &= mask;
+	while (len) {
+		unsigned long n = min(len, PAGE_SIZE - offset_in_page(from));
+		void *src = aux->pages[from >> PAGE_SHIFT] + offset_in_page(from);
+
+		if (perf_output_copy(handle, src, n))
+			return -EFAULT;
+		copied += n;
+		len -= n;
+		from = (from + n) & mask;
+	}
+	return copied;
+}
+
+/* Records --------------------------------------------------------------------- */
+
+/* One side-band record: header, @len bytes of @body, then the sample id. */
+static void aux_record(struct perf_event *event, u32 type, const void *body,
+		       u16 len)
+{
+	struct perf_output_handle handle;
+	struct perf_sample_data sample;
+	struct perf_event_header header;
+
+	perf_event_header__init(&header, &sample, type, 0, sizeof(header) + len,
+				event);
+	if (perf_output_begin(&handle, &sample, event, header.size))
+		return;
+	perf_output_put(&handle, header);
+	perf_output_copy(&handle, body, len);
+	perf_event__output_id_sample(event, &handle, &sample);
+	perf_output_end(&handle);
+}
+
+/**
+ * perf_event_aux_event() - emit a PERF_RECORD_AUX
+ * @event: the writing event
+ * @head: offset of the data in the AUX area
+ * @size: its size
+ * @flags: PERF_AUX_FLAG_*
+ */
+void perf_event_aux_event(struct perf_event *event, unsigned long head,
+			  unsigned long size, u64 flags)
+{
+	u64 body[3] = { head, size, flags };
+
+	aux_record(event, PERF_RECORD_AUX, body, sizeof(body));
+}
+
+/**
+ * perf_report_aux_output_id() - emit a PERF_RECORD_AUX_OUTPUT_HW_ID
+ * @event: the writing event (a child reports into its parent's buffer)
+ * @hw_id: the hardware's identifier for this event's trace stream
+ *
+ * Lets the decoder match trace packets that carry a hardware id to the
+ * event that produced them.
+ */
+void perf_report_aux_output_id(struct perf_event *event, u64 hw_id)
+{
+	aux_record(event->parent ?: event, PERF_RECORD_AUX_OUTPUT_HW_ID,
+		   &hw_id, sizeof(hw_id));
+}
+EXPORT_SYMBOL_GPL(perf_report_aux_output_id);
+
+/* AUX samples and pause/resume ------------------------------------------------ */
+
+/*
+ * Both run in the overflow path of another event of the group (NMI or
+ * IRQ) on the CPU where the AUX event ("the sampler") is active, and both
+ * call into the PMU, which must not be re-entered from an NMI that hits
+ * them: rb->aux.in_sampling and rb->aux.in_pause_resume are per-buffer
+ * recursion guards, set with interrupts off.  The buffer is found under
+ * RCU; the area itself is pinned by the sampler's open transaction.
+ *
+ * The buffer is the sampler's own, not its parent's: an inherited AUX
+ * event writes its trace into the parent's buffer, but 6.12 takes samples
+ * from and pauses only events that have a buffer of their own, and this
+ * keeps that behaviour rather than change what inherited events record.
+ */
+static struct perf_buffer *sampler_rb(struct perf_event *sampler)
+{
+	return event_rb(sampler);
+}
+
+/**
+ * perf_prepare_sample_aux() - size the AUX part of a sample
+ * @event: the sampled event; its aux_event is the sampler
+ * @data: the sample; data->aux_size is set here
+ * @size: the most the sample may take
+ *
+ * Return: data->aux_size: @size capped at the area size, rounded up to 8
+ * bytes; 0 if there is nothing to sample from, or if this NMI hit a
+ * sample being taken.
+ */
+unsigned long perf_prepare_sample_aux(struct perf_event *event,
+				      struct perf_sample_data *data,
+				      size_t size)
+{
+	struct perf_event *sampler = event->aux_event;
+	struct perf_buffer *rb;
+	struct perf_aux *aux;
+
+	data->aux_size = 0;
+	if (!sampler ||
+	    WARN_ON_ONCE(READ_ONCE(sampler->state) != PERF_EVENT_STATE_ACTIVE) ||
+	    WARN_ON_ONCE(READ_ONCE(sampler->oncpu) != smp_processor_id()))
+		return 0;
+
+	rcu_read_lock();
+	rb = sampler_rb(sampler);
+	if (rb && !READ_ONCE(rb->aux.in_sampling)) {
+		aux = rcu_dereference(rb->aux.area);
+		size = min_t(size_t, size, aux ? aux->size : 0);
+		data->aux_size = ALIGN(size, sizeof(u64));
+	}
+	rcu_read_unlock();
+	return data->aux_size;
+}
+
+/**
+ * perf_aux_sample_output() - write the AUX part of a sample
+ * @event: the sampled event
+ * @handle: the data-area output handle of the sample
+ * @data: the sample, sized by perf_prepare_sample_aux()
+ *
+ * The sampler's PMU copies the latest data->aux_size bytes of trace
+ * (pmu::snapshot_aux, which may stop the hardware briefly); what it does
+ * not fill is padded with zeroes, so the record keeps the size announced
+ * in its header.
+ */
+void perf_aux_sample_output(struct perf_event *event,
+			    struct perf_output_handle *handle,
+			    struct perf_sample_data *data)
+{
+	struct perf_event *sampler = event->aux_event;
+	struct perf_buffer *rb;
+	unsigned long flags;
+	long size = 0;
+	u64 zero = 0;
+
+	if (WARN_ON_ONCE(!sampler || !data->aux_size))
+		return;
+
+	rcu_read_lock();
+	rb = sampler_rb(sampler);
+	if (rb) {
+		/*
+		 * pmu::snapshot_aux, not stop/start, so that the event state
+		 * the IRQ-context callbacks own is left alone; interrupts
+		 * off so that an IPI cannot restart the event under it.
+		 */
+		local_irq_save(flags);
+		WRITE_ONCE(rb->aux.in_sampling, 1);
+		barrier();
+		size = sampler->pmu->snapshot_aux(sampler, handle, data->aux_size);
+		barrier();
+		WRITE_ONCE(rb->aux.in_sampling, 0);
+		local_irq_restore(flags);
+	}
+	rcu_read_unlock();
+
+	/* perf_output_copy() cannot fail; if that ever changes, say so. */
+	if (WARN_ON_ONCE(size < 0))
+		size = 0;
+	/* Only the rounding up to 8 bytes should be left to pad. */
+	WARN_ON_ONCE(data->aux_size - size >= sizeof(u64) && rb);
+	while (size < data->aux_size) {
+		unsigned long n = min_t(unsigned long, data->aux_size - size,
+					sizeof(zero));
+
+		perf_output_copy(handle, &zero, n);
+		size += n;
+	}
+}
+
+/**
+ * perf_event_aux_pause() - pause or resume an AUX event's trace
+ * @event: the AUX event (the group leader of the event that overflowed)
+ * @pause: true to pause, false to resume
+ *
+ * For attr.aux_pause/aux_resume: stops the PMU with PERF_EF_PAUSE or
+ * starts it with PERF_EF_RESUME, without changing the event's state, and
+ * only if that changes hw.aux_paused.  A pause or resume hit by an NMI
+ * that wants another is not re-entered: the inner one is dropped.
+ */
+void perf_event_aux_pause(struct perf_event *event, bool pause)
+{
+	struct perf_buffer *rb;
+	unsigned long flags;
+
+	if (WARN_ON_ONCE(!event))
+		return;
+
+	rcu_read_lock();
+	rb = sampler_rb(event);
+	if (!rb)
+		goto out;
+	local_irq_save(flags);
+	if (!READ_ONCE(rb->aux.in_pause_resume)) {
+		WRITE_ONCE(rb->aux.in_pause_resume, 1);
+		barrier();
+		if (pause && !event->hw.aux_paused) {
+			event->hw.aux_paused = 1;
+			event->pmu->stop(event, PERF_EF_PAUSE);
+		} else if (!pause && event->hw.aux_paused) {
+			event->hw.aux_paused = 0;
+			event->pmu->start(event, PERF_EF_RESUME);
+		}
+		barrier();
+		WRITE_ONCE(rb->aux.in_pause_resume, 0);
+	}
+	local_irq_restore(flags);
+out:
+	rcu_read_unlock();
+}
+
+#if IS_ENABLED(CONFIG_PERF_AUX_KUNIT_TEST)
+#include "aux_test.c"
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The perf AUX area: internal interface between the perf core and
+ * kernel/events/aux.c.  The design (the object, its lifetime, its locking
+ * and the ordering protocol with userspace) is described at the top of
+ * aux.c.
+ */
+#ifndef _KERNEL_EVENTS_AUX_H
+#define _KERNEL_EVENTS_AUX_H
+
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <asm/page.h>
+
+struct mm_struct;
+struct perf_buffer;
+struct perf_event;
+struct perf_output_handle;
+struct perf_sample_data;
+struct user_struct;
+struct vm_area_struct;
+
+/**
+ * struct perf_aux - one mapped AUX area and everything it owns
+ * @refcount: one reference for "mapped" plus one per open transaction or
+ *	AUX sample; whoever drops the last one frees everything below
+ * @size: size of the area in bytes, a power of two
+ * @watermark: wake the consumer every @watermark bytes (0 in overwrite mode)
+ * @overwrite: the area was mapped read-only: snapshot mode
+ * @nr_pages: number of pages in @pages
+ * @pgoff: offset of the area in the perf file, in pages
+ * @pages: kernel addresses of the @nr_pages pages, as given to setup_aux
+ * @priv: what the PMU's setup_aux returned
+ * @free_aux: the PMU's free_aux, called with @priv before @pages go
+ * @rb: the perf buffer whose user page describes this area (referenced)
+ * @mmap_count: number of VMAs mapping the area
+ * @user: the user charged for the area (referenced)
+ * @mm: the mm whose pinned_vm was charged (grabbed)
+ * @user_pages: pages charged to @user's perf_mlock
+ * @pinned_pages: pages charged to @mm's pinned_vm
+ * @free_irq_work: defers a free from NMI/IRQ context ...
+ * @free_work: ... to process context
+ */
+struct perf_aux {
+	refcount_t		refcount;
+
+	unsigned long		size;
+	unsigned long		watermark;
+	bool			overwrite;
+	int			nr_pages;
+	unsigned long		pgoff;
+	void			**pages;
+	void			*priv;
+	void			(*free_aux)(void *priv);
+	struct perf_buffer	*rb;
+
+	atomic_t		mmap_count;
+	struct user_struct	*user;
+	struct mm_struct	*mm;
+	unsigned long		user_pages;
+	unsigned long		pinned_pages;
+	struct irq_work		free_irq_work;
+	struct work_struct	free_work;
+};
+
+/**
+ * struct perf_rb_aux - the AUX state of a perf buffer
+ * @mutex: serializes creating and destroying the buffer's AUX area (the
+ *	buffer may be shared by several events, each with its own
+ *	mmap_mutex: this is the one lock they all take)
+ * @area: the mapped area, or NULL; written under @mutex, read under RCU
+ * @txn: the area pinned by the open transaction, or NULL; this is also
+ *	the guard against nested writers
+ * @head: producer position (bytes, free running); written only by the
+ *	open transaction, see "Serialization of writers" in aux.c.  It is
+ *	the buffer's, not the area's: like aux_head and aux_tail in the user
+ *	page, it carries on when the area is unmapped and mapped again.
+ * @wakeup: the last multiple of the area's watermark that @head crossed
+ * @in_sampling: an AUX sample is being taken (NMI recursion guard)
+ * @in_pause_resume: a pause or resume is under way (NMI recursion guard)
+ *
+ * Embedded in struct perf_buffer, so it lives as long as the buffer.
+ */
+struct perf_rb_aux {
+	struct mutex		mutex;	/* creation and destruction of @area */
+	struct perf_aux __rcu	*area;
+	struct perf_aux		*txn;
+	unsigned long		head;
+	unsigned long		wakeup;
+	unsigned int		in_sampling;
+	unsigned int		in_pause_resume;
+};
+
+/* The perf core's, for aux.c: the VMA bookkeeping every perf mapping does. */
+void perf_mmap_open(struct vm_area_struct *vma);
+void perf_mmap_close(struct vm_area_struct *vma);
+/* Stop (and so end the transactions of) every event writing to its buffer. */
+void perf_pmu_output_stop(struct perf_event *event);
+/* Wake the consumers of the handle's buffer. */
+void perf_output_wakeup(struct perf_output_handle *handle);
+
+/* Entry points for the perf core (kernel/events/core.c, ring_buffer.c). */
+void perf_aux_rb_init(struct perf_buffer *rb);
+int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma);
+void perf_event_aux_event(struct perf_event *event, unsigned long head,
+			  unsigned long size, u64 flags);
+unsigned long perf_prepare_sample_aux(struct perf_event *event,
+				      struct perf_sample_data *data,
+				      size_t size);
+void perf_aux_sample_output(struct perf_event *event,
+			    struct perf_output_handle *handle,
+			    struct perf_sample_data *data);
+void perf_event_aux_pause(struct perf_event *event, bool pause);
+
+/*
+ * Pure arithmetic of the AUX area, kept here so that KUnit can check it
+ * (kernel/events/aux_test.c).  All positions are byte counts that run
+ * free modulo 2^BITS_PER_LONG; @size is a power of two.
+ */
+
+/**
+ * perf_aux_space - bytes the producer may write before reaching the tail
+ * @head: producer position
+ * @tail: consumer position, as read from the user page
+ * @size: area size in bytes, a power of two
+ *
+ * One byte is always kept free, as it has been since the AUX area was
+ * introduced: drivers size their transactions from this value, so it is
+ * part of the contract.  A @tail that is ahead of @head, or more than
+ * @size behind it, is not a position the consumer can legitimately have
+ * written: there is no space, and nothing is overwritten.
+ *
+ * Return: the number of bytes, 0 if none.
+ */
+static inline unsigned long perf_aux_space(unsigned long head,
+					   unsigned long tail,
+					   unsigned long size)
+{
+	unsigned long used = head - tail;
+
+	if (used >= size)
+		return 0;
+	return size - 1 - used;
+}
+
+/**
+ * perf_aux_crossed - did the producer cross a watermark boundary?
+ * @head: producer position after the advance
+ * @wakeup: the boundary crossed last
+ * @watermark: distance between boundaries, non-zero
+ *
+ * Return: the new last boundary (a multiple of @watermark) if @head is at
+ * least @watermark past @wakeup, else @wakeup unchanged.
+ */
+static inline unsigned long perf_aux_crossed(unsigned long head,
+					     unsigned long wakeup,
+					     unsigned long watermark)
+{
+	if (head - wakeup < watermark)
+		return wakeup;
+	return head - head % watermark;
+}
+
+/**
+ * perf_aux_default_watermark - the watermark when the user gave none
+ * @nr_pages: area size in pages
+ *
+ * Half the area, so that a driver can double-buffer, capped at what the
+ * 32-bit attr::aux_watermark could have asked for.
+ *
+ * Return: the watermark in bytes.
+ */
+static inline unsigned long perf_aux_default_watermark(unsigned long nr_pages)
+{
+	return min_t(unsigned long, U32_MAX, nr_pages << (PAGE_SHIFT - 1));
+}
+
+/**
+ * perf_aux_max_order - largest chunk order to try for an AUX area
+ * @nr_pages: area size in pages, a power of two
+ * @watermark: the area's watermark in bytes (0 in overwrite mode)
+ * @overwrite: snapshot mode
+ * @contiguous: the PMU needs (AUX_NO_SG) or prefers (AUX_PREFER_LARGE)
+ *	physically contiguous chunks
+ * @opportunistic: the order up to which chunks are tried for PMUs that
+ *	do not care, without reclaim (see aux.c)
+ *
+ * A PMU that needs contiguity gets chunks of one watermark, so that it
+ * can switch buffers at the interrupt (or the whole area in overwrite
+ * mode, where there is no interrupt to switch at).  Any other PMU gets
+ * large chunks only opportunistically.
+ *
+ * Return: the order, not larger than log2(@nr_pages).
+ */
+static inline unsigned int perf_aux_max_order(unsigned long nr_pages,
+					      unsigned long watermark,
+					      bool overwrite, bool contiguous,
+					      unsigned int opportunistic)
+{
+	unsigned int all = ilog2(nr_pages);
+
+	if (!contiguous)
+		return min(all, opportunistic);
+	if (overwrite)
+		return all;
+	return min_t(unsigned int, all, get_order(watermark));
+}
+
+#endif /* _KERNEL_EVENTS_AUX_H */
