@@ -14,7 +14,7 @@ set -euo pipefail
 
 variant=${1:?usage: build-kernel.sh qemu|debug}
 O=$BUILD/obj/$variant
-frags=("$TOP/configs/qemu.config")
+frags=("$TOP/configs/qemu.config" "$TOP/configs/ours.config")
 [ "$variant" = debug ] && frags+=("$TOP/configs/debug.config")
 case $variant in qemu|debug) ;; *) die "unknown variant $variant" ;; esac
 mkdir -p "$O"

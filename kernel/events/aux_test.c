@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the perf AUX area (kernel/events/aux.c).
+ *
+ * Included at the end of aux.c when CONFIG_PERF_AUX_KUNIT_TEST is set, so
+ * that the static pieces (the page allocator, the producer's advance) are
+ * tested as they are, not through a copy.  The tests need no PMU and no
+ * event mapping: the output API is driven on a buffer and an area built
+ * here by hand, in the states the real code puts them in.
+ *
+ * Positions are free-running byte counts modulo 2^BITS_PER_LONG, so every
+ * arithmetic case is also checked where the counters wrap.
+ */
+
+#include <kunit/test.h>
+
+#define WRAP(x)	((unsigned long)(x))	/* ULONG_MAX - n + 1 == WRAP(-n) */
+
+/* perf_aux_space() ------------------------------------------------------- */
+
+struct space_case {
+	const char *name;
+	unsigned long head, tail, size, want;
+};
+
+static const struct space_case space_cases[] = {
+	{ "empty",			0, 0, 4096, 4095 },
+	{ "one byte used",		1, 0, 4096, 4094 },
+	{ "one byte left",		4095, 1, 4096, 1 },
+	{ "full (one byte kept)",	4095, 0, 4096, 0 },
+	{ "exactly size used",		4096, 0, 4096, 0 },
+	{ "tail ahead of head",		10, 20, 4096, 0 },
+	{ "tail far behind",		1UL << 40, 0, 4096, 0 },
+	{ "head wrapped, tail not",	WRAP(16), WRAP(-16), 4096, 4095 - 32 },
+	{ "both wrapped",		WRAP(100), WRAP(50), 4096, 4095 - 50 },
+	{ "wrap, tail ahead",		WRAP(-16), WRAP(16), 4096, 0 },
+	{ "at 2^64-1",			ULONG_MAX, ULONG_MAX, 1UL << 20, (1UL << 20) - 1 },
+	{ "2^63 area, half used",	1UL << 62, 0, 1UL << 63, (1UL << 63) - 1 - (1UL << 62) },
+};
+
+static void space_case_desc(const struct space_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(space, space_cases, space_case_desc);
+
+static void aux_test_space(struct kunit *test)
+{
+	const struct space_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, perf_aux_space(c->head, c->tail, c->size), c->want);
+}
+
+/* perf_aux_crossed() ----------------------------------------------------- */
+
+struct crossed_case {
+	const char *name;
+	unsigned long head, wakeup, watermark, want;
+};
+
+static const struct crossed_case crossed_cases[] = {
+	{ "below",			4095, 0, 4096, 0 },
+	{ "exactly at",			4096, 0, 4096, 4096 },
+	{ "past, rounds down",		5000, 0, 4096, 4096 },
+	{ "two boundaries at once",	3 * 4096 + 7, 0, 4096, 3 * 4096 },
+	{ "not a power of two",		7 * 3000 + 1, 6 * 3000, 3000, 7 * 3000 },
+	{ "below, not a power of two",	6 * 3000 + 2999, 6 * 3000, 3000, 6 * 3000 },
+	{ "wakeup at the top, head wrapped", 4096, WRAP(-4096), 8192, 0 },
+	{ "wakeup at the top, not yet",	4095, WRAP(-4096), 8192, WRAP(-4096) },
+	{ "head at 2^64-1",		ULONG_MAX, WRAP(-8192), 4096, WRAP(-4096) },
+};
+
+static void crossed_case_desc(const struct crossed_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(crossed, crossed_cases, crossed_case_desc);
+
+static void aux_test_crossed(struct kunit *test)
+{
+	const struct crossed_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, perf_aux_crossed(c->head, c->wakeup, c->watermark),
+			c->want);
+}
+
+/* The defaults and the allocation order ----------------------------------- */
+
+static void aux_test_default_watermark(struct kunit *test)
+{
+	/* Half the area ... */
+	KUNIT_EXPECT_EQ(test, perf_aux_default_watermark(1), PAGE_SIZE / 2);
+	KUNIT_EXPECT_EQ(test, perf_aux_default_watermark(16), 8 * PAGE_SIZE);
+	/* ... up to what the 32-bit attr::aux_watermark can hold. */
+	KUNIT_EXPECT_EQ(test, perf_aux_default_watermark(1UL << 21), (unsigned long)U32_MAX);
+	KUNIT_EXPECT_EQ(test, perf_aux_default_watermark(1UL << 30), (unsigned long)U32_MAX);
+}
+
+static void aux_test_max_order(struct kunit *test)
+{
+	/* Scatter-gather PMUs: only opportunistically large chunks. */
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, false, false, 9), 9U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(4, 0, false, false, 9), 2U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1, 0, true, false, 9), 0U);
+	/* Contiguous PMUs: chunks of one watermark ... */
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 64 * PAGE_SIZE, false, true, 9), 6U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, PAGE_SIZE / 2, false, true, 9), 0U);
+	/* ... rounded up, never more than the area ... */
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 3 * PAGE_SIZE, false, true, 9), 2U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(8, 1UL << 30, false, true, 9), 3U);
+	/* ... and the whole area in overwrite mode. */
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, true, true, 9), 10U);
+}
+
+/*
+ * The allocator fills the page array in chunks no larger than asked, and
+ * marks each multi-page chunk on its first page with its order, which is
+ * how a driver finds physically contiguous runs.
+ */
+static void aux_test_alloc_pages(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 4 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(orders); i++) {
+		struct perf_aux aux = { .nr_pages = 32 };
+		int n = 0;
+
+		aux.pages = kcalloc(aux.nr_pages, sizeof(void *), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, aux.pages);
+		KUNIT_ASSERT_EQ(test, aux_alloc_pages(&aux, NUMA_NO_NODE, orders[i], true), 0);
+
+		while (n < aux.nr_pages) {
+			struct page *first = virt_to_page(aux.pages[n]);
+			unsigned int order = PagePrivate(first) ? page_private(first) : 0;
+			int j;
+
+			KUNIT_EXPECT_LE(test, order, orders[i]);
+			KUNIT_ASSERT_LE(test, n + (1 << order), aux.nr_pages);
+			for (j = 1; j < 1 << order; j++)
+				KUNIT_EXPECT_PTR_EQ(test, virt_to_page(aux.pages[n + j]),
+						    first + j);
+			KUNIT_EXPECT_TRUE(test, !memchr_inv(aux.pages[n], 0, PAGE_SIZE));
+			n += 1 << order;
+		}
+		aux_free_pages(&aux);
+	}
+}
+
+/* The output API on a hand-built buffer ----------------------------------- */
+
+/* What the output API asked of the event: wake-ups and disables. */
+static atomic_t aux_test_wakeups, aux_test_disables;
+
+static void aux_test_wakeup_fn(struct irq_work *work)
+{
+	atomic_inc(&aux_test_wakeups);
+}
+
+static void aux_test_disable_fn(struct irq_work *work)
+{
+	atomic_inc(&aux_test_disables);
+}
+
+static void aux_test_sync(void *data)
+{
+	struct perf_event *event = data;
+
+	irq_work_sync(&event->pending_irq);
+	irq_work_sync(&event->pending_disable_irq);
+}
+
+/* Wait for the queued wake-ups and disables, and return how many ran. */
+static int aux_test_wakeups_seen(struct perf_event *event)
+{
+	aux_test_sync(event);
+	return atomic_read(&aux_test_wakeups);
+}
+
+static int aux_test_disables_seen(struct perf_event *event)
+{
+	aux_test_sync(event);
+	return atomic_read(&aux_test_disables);
+}
+
+struct aux_fixture {
+	struct perf_buffer *rb;
+	struct perf_aux *aux;
+	struct perf_event *event;
+};
+
+/*
+ * A buffer with a user page and a published area of @nr_pages pages (no
+ * pages allocated: the API under test does not touch them), and an event
+ * whose output goes there.  The area holds its "mapped" reference.
+ */
+static void aux_fixture_init(struct kunit *test, struct aux_fixture *f,
+			     int nr_pages, unsigned long watermark, bool overwrite)
+{
+	f->rb = kunit_kzalloc(test, sizeof(*f->rb), GFP_KERNEL);
+	f->aux = kunit_kzalloc(test, sizeof(*f->aux), GFP_KERNEL);
+	f->event = kunit_kzalloc(test, sizeof(*f->event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->rb);
+	KUNIT_ASSERT_NOT_NULL(test, f->aux);
+	KUNIT_ASSERT_NOT_NULL(test, f->event);
+	f->rb->user_page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->rb->user_page);
+
+	perf_aux_rb_init(f->rb);
+	refcount_set(&f->aux->refcount, 1);
+	f->aux->nr_pages = nr_pages;
+	f->aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
+	f->aux->watermark = overwrite ? 0 : watermark;
+	f->aux->overwrite = overwrite;
+	f->aux->priv = f->aux;	/* any non-NULL cookie */
+	f->aux->rb = f->rb;
+	rcu_assign_pointer(f->rb->aux.area, f->aux);
+	f->event->rb = f->rb;
+
+	/* The event's irq_works stand in for the perf core's. */
+	init_irq_work(&f->event->pending_irq, aux_test_wakeup_fn);
+	init_irq_work(&f->event->pending_disable_irq, aux_test_disable_fn);
+	atomic_set(&aux_test_wakeups, 0);
+	atomic_set(&aux_test_disables, 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, aux_test_sync, f->event), 0);
+}
+
+/* Put the producer (and the consumer) at @head, as after earlier traffic. */
+static void aux_fixture_seek(struct aux_fixture *f, unsigned long head,
+			     unsigned long tail)
+{
+	f->rb->aux.head = head;
+	f->rb->aux.wakeup = f->aux->watermark ? head - head % f->aux->watermark : 0;
+	f->rb->user_page->aux_head = head;
+	f->rb->user_page->aux_tail = tail;
+}
+
+static void aux_test_begin_space(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+	unsigned long head = WRAP(-100);	/* wraps during the test */
+
+	/* The watermark is large enough that the 300 bytes cross none. */
+	aux_fixture_init(test, &f, 4, 1UL << 20, false);
+	aux_fixture_seek(&f, head, head - 1000);
+	f.rb->aux.wakeup = WRAP(-(1L << 19));
+
+	KUNIT_ASSERT_PTR_EQ(test, perf_aux_output_begin(&handle, f.event), f.aux->priv);
+	KUNIT_EXPECT_PTR_EQ(test, perf_get_aux(&handle), f.aux->priv);
+	KUNIT_EXPECT_EQ(test, handle.head, head);
+	KUNIT_EXPECT_EQ(test, handle.size, 4 * PAGE_SIZE - 1 - 1000);
+	/* The open transaction pins the area. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 2);
+	KUNIT_EXPECT_PTR_EQ(test, f.rb->aux.txn, f.aux);
+
+	/* Skipping more than the space is refused and changes nothing. */
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, handle.size + 1), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, f.rb->aux.head, head);
+
+	/* A skip moves the start, publishes the head and uses up space. */
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 300), 0);
+	KUNIT_EXPECT_EQ(test, handle.head, head + 300);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, head + 300);
+	KUNIT_EXPECT_EQ(test, handle.size, 4 * PAGE_SIZE - 1 - 1300);
+
+	/* An empty transaction ends without a record and unpins the area. */
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 0);
+	KUNIT_EXPECT_NULL(test, handle.event);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+	KUNIT_EXPECT_EQ(test, f.rb->aux.head, head + 300);
+	KUNIT_EXPECT_NULL(test, perf_get_aux(&handle));
+}
+
+/*
+ * In overwrite mode the driver reports its absolute position in
+ * handle->head and perf publishes exactly that, whatever @size says; the
+ * tail is not looked at.
+ */
+static void aux_test_overwrite_head(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 2, 0, true);
+	aux_fixture_seek(&f, WRAP(-64), 12345);	/* a tail that would mean "full" */
+
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_EQ(test, handle.size, 0UL);
+	KUNIT_EXPECT_EQ(test, handle.head, WRAP(-64));
+	handle.head = WRAP(-64) + 3 * 2 * PAGE_SIZE + 8;	/* wrapped the area 3 times */
+	perf_aux_output_end(&handle, 0);
+
+	KUNIT_EXPECT_EQ(test, f.rb->aux.head, WRAP(-64) + 3 * 2 * PAGE_SIZE + 8);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, WRAP(-64) + 3 * 2 * PAGE_SIZE + 8);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+}
+
+/*
+ * Crossing a watermark boundary wakes the consumer once, also where the
+ * position wraps at 2^64, and moves the handle's next wake-up point.
+ */
+static void aux_test_skip_watermark(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	unsigned long wm = PAGE_SIZE;
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 4, wm, false);
+	aux_fixture_seek(&f, WRAP(-wm - 10), WRAP(-wm - 10));
+
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_EQ(test, handle.wakeup, WRAP(-wm));
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 9), 0);
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 0);
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 1), 0);	/* at 2^64 - wm */
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 1);
+	KUNIT_EXPECT_EQ(test, handle.wakeup, 0UL);
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, wm + 5), 0);	/* past 2^64 */
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 2);
+	KUNIT_EXPECT_EQ(test, f.rb->aux.wakeup, 0UL);
+	KUNIT_EXPECT_EQ(test, handle.wakeup, wm);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 5UL);
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 2);
+	KUNIT_EXPECT_EQ(test, aux_test_disables_seen(f.event), 0);
+}
+
+/*
+ * A full buffer gives no transaction: the consumer is woken and the
+ * event disabled (the consumer re-enables it once it has made room),
+ * and the area is not left pinned.
+ */
+static void aux_test_begin_full(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+	unsigned long size = 2 * PAGE_SIZE;
+
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	aux_fixture_seek(&f, WRAP(5), WRAP(5 - size + 1));	/* one byte free: none usable */
+
+	KUNIT_EXPECT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_NULL(test, handle.event);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 1);
+	KUNIT_EXPECT_EQ(test, aux_test_disables_seen(f.event), 1);
+
+	/* Once the consumer has read one byte, there is one to write. */
+	f.rb->user_page->aux_tail += 1;
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_EQ(test, handle.size, 1UL);
+	perf_aux_output_end(&handle, 0);
+}
+
+/* A buffer whose area is gone (or dying) gives no transaction. */
+static void aux_test_begin_unmapped(struct kunit *test)
+{
+	struct perf_output_handle handle = { .event = (void *)1 };
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	refcount_set(&f.aux->refcount, 0);	/* dropped its last reference */
+	KUNIT_EXPECT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_NULL(test, handle.event);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+
+	RCU_INIT_POINTER(f.rb->aux.area, NULL);	/* unpublished */
+	handle.event = (void *)1;
+	KUNIT_EXPECT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_NULL(test, handle.event);
+}
+
+/* An inherited event writes into its parent's buffer. */
+static void aux_test_begin_child(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct perf_event *child;
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	child->parent = f.event;
+
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, child));
+	KUNIT_EXPECT_PTR_EQ(test, handle.rb, f.rb);
+	KUNIT_EXPECT_PTR_EQ(test, handle.event, child);
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+}
+
+static struct kunit_case perf_aux_test_cases[] = {
+	KUNIT_CASE_PARAM(aux_test_space, space_gen_params),
+	KUNIT_CASE_PARAM(aux_test_crossed, crossed_gen_params),
+	KUNIT_CASE(aux_test_default_watermark),
+	KUNIT_CASE(aux_test_max_order),
+	KUNIT_CASE(aux_test_alloc_pages),
+	KUNIT_CASE(aux_test_begin_space),
+	KUNIT_CASE(aux_test_overwrite_head),
+	KUNIT_CASE(aux_test_skip_watermark),
+	KUNIT_CASE(aux_test_begin_full),
+	KUNIT_CASE(aux_test_begin_unmapped),
+	KUNIT_CASE(aux_test_begin_child),
+	{}
+};
+
+static struct kunit_suite perf_aux_test_suite = {
+	.name = "perf_aux",
+	.test_cases = perf_aux_test_cases,
+};
+
+kunit_test_suite(perf_aux_test_suite);
