@@ -10,8 +10,8 @@
 #   make docs     our documentation pages, built with Sphinx into
 #                 out/docs/html (zero warnings)
 #
-# Intermediate targets: deps base tree kernel kernel-debug guest
-# harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
+# Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
+# guest harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
 # ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS.
 #
 # The series for review (run by hand, not part of make check):
@@ -25,8 +25,9 @@
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
 
-.PHONY: all run check docs deps base tree kernel kernel-debug guest \
-	harness-test clean distclean series checkpatch series-check bisect-check
+.PHONY: all run check docs deps base tree kernel kernel-debug kernel-upstream \
+	guest harness-test clean distclean series checkpatch series-check \
+	bisect-check
 
 all: run
 
@@ -44,6 +45,9 @@ kernel: tree
 
 kernel-debug: tree
 	@$(S)/build-kernel.sh debug
+
+kernel-upstream: tree
+	@$(S)/build-kernel.sh upstream
 
 guest: kernel
 	@$(S)/build-guest.sh
@@ -74,7 +78,7 @@ bisect-check: series
 	@$(S)/series-check.sh --bisect
 
 clean:
-	rm -rf build/obj build/guest build/host build/initramfs* out
+	rm -rf build/obj build/upstream/obj build/guest build/host build/initramfs* out
 
 distclean:
 	rm -rf build out

@@ -2,23 +2,44 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage 3: configure and build one kernel variant out of tree.
 #
-#   build-kernel.sh qemu     tinyconfig + configs/qemu.config
-#   build-kernel.sh debug    ... + configs/debug.config
+#   build-kernel.sh qemu      ours: tinyconfig + configs/qemu.config
+#                             + the ours-only fragments (patches/rewrite)
+#   build-kernel.sh debug     ours: ... + configs/debug.config
+#   build-kernel.sh upstream  the upstream tree ($UTREE: everything of ours
+#                             but the AUX rewrite): tinyconfig +
+#                             configs/qemu.config
 #
-# Objects go to $BUILD/obj/<variant>; the compiler runs under ccache.  The
-# .config is regenerated only when a fragment is newer than it, and the
-# script fails if any requested option did not survive olddefconfig, so a
-# typo or a broken dependency in a fragment cannot go unnoticed.
+# Objects go to $BUILD/obj/<variant> (for upstream a symlink to
+# $BUILD/upstream/obj/qemu, see UTREE in lib.sh); the compiler runs under
+# ccache.  The .config is regenerated only when a fragment is newer than
+# it, and the script fails if any requested option did not survive
+# olddefconfig, so a typo or a broken dependency in a fragment cannot go
+# unnoticed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-kernel.sh qemu|debug}
-O=$BUILD/obj/$variant
-frags=("$TOP/configs/qemu.config" "$TOP/configs/ours.config")
-[ "$variant" = debug ] && frags+=("$TOP/configs/debug.config")
-case $variant in qemu|debug) ;; *) die "unknown variant $variant" ;; esac
+variant=${1:?usage: build-kernel.sh qemu|debug|upstream}
+frags=("$TOP/configs/qemu.config")
+ours_frags() {	# the config fragments patches/rewrite keeps for ours
+	local f
+	for f in "$TOP"/configs/*.config; do
+		in_rewrite config "configs/${f##*/}" && frags+=("$f")
+	done
+	return 0
+}
+case $variant in
+qemu) src=$TREE O=$BUILD/obj/qemu; ours_frags ;;
+debug) src=$TREE O=$BUILD/obj/debug; ours_frags; frags+=("$TOP/configs/debug.config") ;;
+upstream)
+	src=$UTREE O=$BUILD/upstream/obj/qemu
+	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
+	mkdir -p "$O" "$BUILD/obj"
+	ln -sfn ../upstream/obj/qemu "$BUILD/obj/upstream"
+	;;
+*) die "unknown variant $variant" ;;
+esac
 mkdir -p "$O"
-KMAKE=(make -C "$TREE" O="$O" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+KMAKE=(make -C "$src" O="$O" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
 
 # Print warnings and errors as they come, and a count of compiled objects
 # every 30 seconds: the build is visibly alive without flooding the log.
@@ -37,35 +58,25 @@ progress() {
 	info "build: $n objects compiled or linked"
 }
 
-regen=0
-[ -f "$O/.config" ] || regen=1
-for f in "${frags[@]}"; do [ "$f" -nt "$O/.config" ] && regen=1; done
-if [ $regen -eq 1 ]; then
-	stage "config[$variant]: tinyconfig + ${frags[*]##*/}"
-	"${KMAKE[@]}" -s tinyconfig >/dev/null
-	(cd "$TREE" && scripts/kconfig/merge_config.sh -m -O "$O" "$O/.config" "${frags[@]}") >"$O/merge.log"
-	"${KMAKE[@]}" -s olddefconfig >/dev/null
-	bad=0
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*) opt=${line%%=*}; want=$line ;;
-		'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}; want="# $opt is not set" ;;
-		*) continue ;;
-		esac
-		have=$(grep -E "^($opt=|# $opt is not set)" "$O/.config" || echo "# $opt is not set")
-		if [ "$have" != "$want" ]; then
-			warn "config[$variant]: asked for '$want', got '$have'"
-			bad=1
-		fi
-	done < <(cat "${frags[@]}")
-	[ $bad -eq 0 ] || { rm -f "$O/.config"; die "config[$variant]: fragment not honoured"; }
-fi
+# patches/rewrite decides which fragments are ours-only: a change to it
+# may change the set.
+[ "$REWRITE" -nt "$O/.config" ] && rm -f "$O/.config"
+newer=0
+[ -f "$O/.config" ] || newer=1
+for f in "${frags[@]}"; do [ "$f" -nt "$O/.config" ] && newer=1; done
+[ $newer -eq 0 ] || stage "config[$variant]: tinyconfig + ${frags[*]##*/}"
+kconfig_merge "$O" tinyconfig "${frags[@]}" || die "config[$variant]: fragment not honoured"
 
 stage "build[$variant]: make -j$JOBS bzImage modules (log: $O/build.log)"
+# This build's own ccache counters (the cache is shared with other builds).
+export CCACHE_STATSLOG=$O/ccache-stats.log
+rm -f "$CCACHE_STATSLOG"
 set +e
 "${KMAKE[@]}" bzImage modules 2>&1 | tee "$O/build.log" | progress
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" -eq 0 ] || { tail -n 30 "$O/build.log" >&2; die "build[$variant] failed (see $O/build.log)"; }
-"${KMAKE[@]}" -s headers_install INSTALL_HDR_PATH="$O/usr" >/dev/null
-info "build[$variant]: $(du -h "$O/arch/x86/boot/bzImage" | cut -f1) bzImage"
+# The guest's programs are built once, against the ours tree's uapi headers
+# (build-guest.sh), and run on every variant: upstream needs none.
+[ "$variant" = upstream ] || "${KMAKE[@]}" -s headers_install INSTALL_HDR_PATH="$O/usr" >/dev/null
+info "build[$variant]: $(du -h "$O/arch/x86/boot/bzImage" | cut -f1) bzImage; $(ccache_summary)"

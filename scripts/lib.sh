@@ -8,8 +8,17 @@ BUILD=$(realpath -m "${BUILD:-$TOP/build}")
 OUT=$(realpath -m "${OUT:-$TOP/out}")
 CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 TREE=$BUILD/linux
+# The "upstream" kernel's tree: a second work tree of $TREE's repository
+# (git worktree), at branch "upstream".  Its objects are built in
+# $BUILD/upstream/obj/qemu: the same position relative to its source as
+# $BUILD/obj/qemu has to $TREE (../../linux), so that ccache, which
+# rewrites paths under CCACHE_BASEDIR relative to the compiler's working
+# directory, sees the same command lines and hits on the objects the ours
+# tree has cached.  $BUILD/obj/upstream is a symlink to it, so every
+# variant's objects are $BUILD/obj/<variant>.
+UTREE=$BUILD/upstream/linux
 JOBS=${JOBS:-$(nproc)}
-export TOP BUILD OUT CACHE TREE JOBS
+export TOP BUILD OUT CACHE TREE UTREE JOBS
 
 # Reproducible build identity: the same sources give the same objects, so
 # ccache hits across clones and re-assemblies.
@@ -18,6 +27,10 @@ export KBUILD_BUILD_USER=auxlab KBUILD_BUILD_HOST=auxlab
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export CCACHE_BASEDIR=$TOP
+# Objects compiled with -g (arch/x86/boot, realmode, objtool) would hash
+# the working directory, which differs between clones and between the
+# ours and upstream object directories; their debug info is never used.
+export CCACHE_NOHASHDIR=1
 
 # Time origin for "elapsed" in stage lines; inherited by child scripts so a
 # whole "make check" reports one clock.
@@ -129,4 +142,79 @@ entry_message() {
 	echo
 	sed -n -e '/^\/\/ Subject:/d' -e '/^\/\/ SPDX/d' -e '/^\/\/ Files:/d' \
 		-e '/^@/q' -e 's|^// \{0,1\}||p' "$path" | sed -e '/./,$!d'
+}
+
+# ccache_summary: one line of this build's ccache counters, from the stats
+# log that CCACHE_STATSLOG names (per build: the cache itself is shared by
+# every clone and CI run on the machine).  Kbuild's compiler probes
+# (cc-option, on /dev/null) are not compilations and are left out.
+ccache_summary() {
+	[ -s "${CCACHE_STATSLOG:-}" ] || { echo "ccache: no compilations"; return 0; }
+	awk '
+		/^# / { f = $2; next }
+		f == "/dev/null" { next }
+		$1 == "direct_cache_hit" { d++ }
+		$1 == "preprocessed_cache_hit" { p++ }
+		$1 == "cache_miss" { m++ }
+		END { printf "ccache: %d/%d hits (%d direct, %d preprocessed)\n", d + p, d + p + m, d, p }
+	' "$CCACHE_STATSLOG"
+}
+
+# -- the AUX rewrite ---------------------------------------------------------
+# patches/rewrite names what makes up the AUX area rewrite, i.e. what the
+# "upstream" kernel leaves out (everything else of ours goes into both
+# kernels).  One glob per line, after a keyword:
+#	overlay GLOB	overlay files (paths in this repository)
+#	series GLOB	entries of patches/series
+#	config GLOB	config fragments (configs/) merged for ours only
+#	results GLOB	result suites that exist only because they test the
+#			rewrite; make check does not compare them
+# Globs are bash patterns, in which '*' also matches '/'.
+REWRITE=$(realpath -m "${REWRITE:-$TOP/patches/rewrite}")
+
+# rewrite_globs KIND: the globs of one kind, one per line.
+rewrite_globs() {
+	[ -f "$REWRITE" ] || return 0
+	sed -e 's/#.*//' "$REWRITE" | awk -v k="$1" '$1 == k && NF == 2 { print $2 }'
+}
+
+# in_rewrite KIND NAME: true if NAME matches a glob of that kind.
+in_rewrite() {
+	local g
+	while IFS= read -r g; do
+		# shellcheck disable=SC2053	# unquoted: a pattern
+		[[ $2 == $g ]] && return 0
+	done < <(rewrite_globs "$1")
+	return 1
+}
+
+# -- kernel configuration ----------------------------------------------------
+# kconfig_merge O BASE-TARGET FRAGMENT...: with KMAKE set to the make
+# command for O (tree and ARCH included), BASE-TARGET (tinyconfig) + the
+# fragments via merge_config.sh, then olddefconfig; fails, naming them,
+# if any option a fragment asks for did not survive olddefconfig (a typo
+# or an unmet dependency would otherwise go unnoticed).  Regenerates only
+# when a fragment is newer than O/.config.
+kconfig_merge() {
+	local o=$1 base=$2 f regen=0 bad=0 line opt want have
+	shift 2
+	[ -f "$o/.config" ] || regen=1
+	for f; do [ "$f" -nt "$o/.config" ] && regen=1; done
+	[ $regen -eq 1 ] || return 0
+	"${KMAKE[@]}" -s "$base" >/dev/null
+	(cd "$TREE" && scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" "$@") >"$o/merge.log"
+	"${KMAKE[@]}" -s olddefconfig >/dev/null
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*) opt=${line%%=*}; want=$line ;;
+		'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}; want="# $opt is not set" ;;
+		*) continue ;;
+		esac
+		have=$(grep -E "^($opt=|# $opt is not set)" "$o/.config" || echo "# $opt is not set")
+		if [ "$have" != "$want" ]; then
+			warn "config in $o: asked for '$want', got '$have'"
+			bad=1
+		fi
+	done < <(cat "$@")
+	[ $bad -eq 0 ] || { rm -f "$o/.config"; echo "fragment not honoured: ${*##*/}" >&2; return 1; }
 }

@@ -16,7 +16,10 @@
 #    must be reported, and nothing else; a file a suite leaves in
 #    $AUXLAB_OUT comes back intact through the transfer disk.
 #  - the patch series mechanism: a patch applies, reverses and re-applies
-#    to identical trees; a patch that no longer applies fails, naming it.
+#    to identical trees; a patch that no longer applies fails, naming it;
+#    a 01xx entry and an overlay file under kernel/events/ (the AUX
+#    rewrite, patches/rewrite) go into ours only, everything else into
+#    both; re-assembly rewrites only the edited file, in both trees.
 #  - the base download: a checksum mismatch is refused; a pinned version
 #    gone from the archive falls back to the newest 6.12 with a warning.
 set -uo pipefail
@@ -215,25 +218,55 @@ ok=1
 result $ok "series: a patch that no longer applies fails with a message naming it"
 git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
 
+# The AUX rewrite goes into ours only: a 01xx series entry and an overlay
+# file under kernel/events/ (patches/rewrite) must be in ours and not in
+# upstream; a shared entry (zz-selftest.patch, restored) in both.
+sed -i 's/^-Linux kernel, edited since$/-Linux kernel/' "$S/zz-selftest.patch"
+git -C "$TREE" show base:CREDITS >"$D/CREDITS.a"
+sed '1s/.*/(rewrite probe)/' "$D/CREDITS.a" >"$D/CREDITS.b"
+diff -u --label a/CREDITS --label b/CREDITS "$D/CREDITS.a" "$D/CREDITS.b" >"$S/0199-rewrite-probe.patch"
+echo 0199-rewrite-probe.patch >>"$S/series"
+rprobe=kernel/events/harness-selftest-probe.txt
+trap 'rm -f "$TOP/$rprobe"' EXIT
+echo "harness self-test: rewrite probe" >"$TOP/$rprobe"
+rc=0
+SERIES_DIR=$S ASSEMBLE_REF=refs/harness/ours ASSEMBLE_UPSTREAM_REF=refs/harness/upstream \
+	"$TOP/scripts/assemble.sh" >"$D/assemble-rewrite.log" 2>&1 || rc=$?
+rm -f "$TOP/$rprobe"
+has() { git -C "$TREE" cat-file -e "$1:$2" 2>/dev/null; }
+first() { git -C "$TREE" show "$1:$2" | head -n1; }
+ok=1
+[ $rc = 0 ] &&
+	has refs/harness/ours "$rprobe" && ! has refs/harness/upstream "$rprobe" &&
+	[ "$(first refs/harness/ours CREDITS)" = '(rewrite probe)' ] &&
+	[ "$(first refs/harness/upstream CREDITS)" != '(rewrite probe)' ] &&
+	first refs/harness/ours README | grep -q 'harness self-test' &&
+	first refs/harness/upstream README | grep -q 'harness self-test' &&
+	has refs/harness/upstream tools/aux/aux-record.c && ok=0
+result $ok "series: the AUX rewrite (a 01xx entry, a kernel/events/ overlay file) goes into ours only, the rest into both"
+git -C "$TREE" update-ref -d refs/harness/ours 2>/dev/null
+git -C "$TREE" update-ref -d refs/harness/upstream 2>/dev/null
+
 # Re-assembly must leave unchanged files alone (their mtimes drive kbuild):
 # add a file to the overlay, re-assemble, and only that file may change.
 probe=tools/aux/harness-selftest-probe.txt
 samples=(Makefile include/linux/perf_event.h kernel/events/core.c tools/aux/aux-pmus.c)
-mtimes() { (cd "$TREE" && stat -c '%n %Y.%y' "${samples[@]}"); }
+mtimes() { (cd "$TREE" && stat -c '%n %Y.%y' "${samples[@]}"); (cd "$UTREE" && stat -c '%n %Y.%y' "${samples[@]}"); }
 "$TOP/scripts/assemble.sh" >"$D/assemble-sync.log" 2>&1	# in sync first
 before=$(mtimes)
 trap 'rm -f "$TOP/$probe"' EXIT
 echo "harness self-test probe" >"$TOP/$probe"
 "$TOP/scripts/assemble.sh" >"$D/assemble-probe.log" 2>&1
 present=no
-[ -f "$TREE/$probe" ] && present=yes
+[ -f "$TREE/$probe" ] && [ -f "$UTREE/$probe" ] && present=yes
 rm -f "$TOP/$probe"
 "$TOP/scripts/assemble.sh" >>"$D/assemble-probe.log" 2>&1
 ok=1
 [ "$before" = "$(mtimes)" ] && [ $present = yes ] &&
-	[ "$(grep -c '1 files changed' "$D/assemble-probe.log")" = 2 ] &&
-	[ ! -e "$TREE/$probe" ] && ok=0
-result $ok "assemble: adding and removing an overlay file rewrites only that file"
+	[ "$(grep -c 'tree\[ours\]: .* 1 files changed' "$D/assemble-probe.log")" = 2 ] &&
+	[ "$(grep -c 'tree\[upstream\]: .* 1 files changed' "$D/assemble-probe.log")" = 2 ] &&
+	[ ! -e "$TREE/$probe" ] && [ ! -e "$UTREE/$probe" ] && ok=0
+result $ok "assemble: adding and removing an overlay file rewrites only that file, in both trees"
 
 stage "harness self-test: base download"
 C=$D/cache
