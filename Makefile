@@ -5,14 +5,19 @@
 #   make run      the demo: assemble, build, boot the patched kernel in
 #                 QEMU, trace a small workload with ptsim through the AUX
 #                 area, decode the trace on the host; last line "aux-run: ..."
-#   make check    every test on the qemu and debug kernels + the harness
-#                 self-test; last line "N passed, N failed[, N skipped]"
+#   make check    every test on the kernels of VARIANTS (ours: qemu and
+#                 debug; upstream: the base with all of ours but the AUX
+#                 rewrite), ours compared with upstream, the gates (style,
+#                 series, docs) and the harness self-test; last line
+#                 "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
 #                 out/docs/html (zero warnings)
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
 # guest harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
-# ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS.
+# ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS (kernels
+# make check builds and boots, default "qemu debug upstream"),
+# HARNESS_SELFTEST=0.
 #
 # The series for review (run by hand, not part of make check):
 #   make series         the work as logical commits (patches/series-plan),
@@ -24,6 +29,8 @@
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
+VARIANTS ?= qemu debug upstream
+export VARIANTS
 
 .PHONY: all run check docs deps base tree kernel kernel-debug kernel-upstream \
 	guest harness-test clean distclean series checkpatch series-check \
@@ -56,7 +63,9 @@ guest: kernel
 run: guest
 	@$(S)/run-demo.sh $(CURDIR)/out/run
 
-check: guest kernel-debug
+# The guest (and so the qemu kernel, whose uapi headers it is built with)
+# always; the other kernels of VARIANTS.
+check: guest $(addprefix kernel-,$(filter-out qemu,$(VARIANTS)))
 	@$(S)/check.sh
 
 docs: tree

@@ -10,11 +10,23 @@
 # TAP (one case per trace) joins the results as suite "<v>/decode".  Output
 # that did not come back intact is one failure, "<v>/xfer".
 #
+# The kernels (VARIANTS, default "qemu debug upstream") are ours (qemu,
+# and debug: KASAN, lockdep, ...) and upstream: the base with everything of
+# ours but the AUX rewrite (patches/rewrite), same qemu config, same guest.
+# With both qemu and upstream booted, scripts/compare.py compares them:
+# every result (ok, not ok, skip) per suite, and every file the suites
+# left under $AUXLAB_OUT/diff/, must be identical; a difference is a
+# failure of "compare/ours-vs-upstream", named, its lines shown.  The
+# rewrite's own KUnit suites ("results" in patches/rewrite) are left out.
+#
+# Gates: style, the series and checkpatch, the docs, the decoder's
+# self-test.
+#
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-VARIANTS=${VARIANTS:-qemu debug}
+VARIANTS=${VARIANTS:-qemu debug upstream}
 runs=()
 taps=()
 decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
@@ -36,10 +48,25 @@ decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
 	taps+=(--tap "$v/decode=$rd/decode.tap")
 }
 for v in $VARIANTS; do
+	# No logs of an earlier run may stand in for a boot that failed to
+	# start (the comparison reads them too).
+	rm -rf "$OUT/check-$v"
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
 	runs+=("$v=$OUT/check-$v")
 	decode "$v" "$OUT/check-$v"
 done
+
+# Ours against upstream: the same guest must give the same results.
+if [[ " $VARIANTS " == *" qemu "* && " $VARIANTS " == *" upstream "* ]]; then
+	stage "compare: ours (qemu) vs upstream, every result and every file under \$AUXLAB_OUT/diff"
+	if compare_runs "$OUT/check-qemu" "$OUT/check-upstream" "$OUT/compare.tap"; then
+		info "compare: identical ($(grep -c '^ok ' "$OUT/compare.tap") suites and files)"
+	else
+		warn "compare: ours and upstream differ (TAP: $OUT/compare.tap):"
+		grep -v '^ok \|^TAP version\|^1\.\.' "$OUT/compare.tap" | head -n 80 | sed 's/^/    /'
+	fi
+	taps+=(--tap "compare/ours-vs-upstream=$OUT/compare.tap")
+fi
 
 # Style gates over our files (SPDX, kernel-doc, sparse, W=1).
 stage "style: SPDX, kernel-doc, sparse, W=1 on our files"

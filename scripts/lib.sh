@@ -188,6 +188,15 @@ in_rewrite() {
 	return 1
 }
 
+# compare_runs OURS-RUNDIR UPSTREAM-RUNDIR TAPFILE: scripts/compare.py on
+# two runs of the same guest, leaving out the result suites patches/rewrite
+# marks as the rewrite's own; TAP into TAPFILE, status 1 on a difference.
+compare_runs() {
+	local g excl=()
+	while IFS= read -r g; do excl+=(--exclude "$g"); done < <(rewrite_globs results)
+	"$TOP/scripts/compare.py" "${excl[@]}" "$1" "$2" >"$3" 2>&1
+}
+
 # -- kernel configuration ----------------------------------------------------
 # kconfig_merge O BASE-TARGET FRAGMENT...: with KMAKE set to the make
 # command for O (tree and ARCH included), BASE-TARGET (tinyconfig) + the

@@ -51,8 +51,10 @@ class Tally:
     def __init__(self):
         self.suites = {}       # name -> [passed, failed, skipped]
         self.failures = []     # names of failed results
+        self.results = []      # (suite, outcome, name): every result, in order
 
     def add(self, suite, outcome, what=None):
+        self.results.append((suite, outcome, what or ''))
         cnt = self.suites.setdefault(suite, [0, 0, 0])
         cnt[{'pass': 0, 'fail': 1, 'skip': 2}[outcome]] += 1
         if outcome == 'fail':

@@ -8,6 +8,11 @@
 #    failing KUnit case, a failing kselftest, a WARNING splat, a crashed
 #    KUnit suite, a timed-out program and an unfinished guest each turn an
 #    otherwise green run red, and are named.
+#  - the ours-vs-upstream comparison (compare_runs, scripts/compare.py) on
+#    a synthetic pair of runs: identical results and files pass, and so
+#    does a KUnit suite of the rewrite's own that only ours has; one
+#    result with another status, and one line of a file under
+#    $AUXLAB_OUT/diff/, each fail, named, the differing line shown.
 #  - the trace checker as "make check" uses it (aux-decode --tap into
 #    results.py) on synthetic traces: a clean one passes; an unexplained
 #    sequence gap and an undecodable byte each fail the run, named.
@@ -140,6 +145,44 @@ expect "parser: a kernel log cut before /init's end marker fails" 1 'FAIL x/gues
 
 r=$D/p-unfinished; mkrun "$r"; printf 'HARNESS: begin hung\nok 1 x\n' >>"$r/tests.log"
 expect "parser: a suite without its end marker fails" 1 'FAIL x/hung: suite did not finish' "$r"
+
+stage "harness self-test: ours-vs-upstream comparison on synthetic runs"
+cmprun() {	# cmprun DIR: a finished run that left a file for comparison
+	mkrun "$1"
+	echo 'HARNESS: done' >>"$1/tests.log"
+	mkdir -p "$1/guest/diff/fuzz"
+	seq 1 20 | sed 's/$/ EINVAL/' >"$1/guest/diff/fuzz/errno.txt"
+}
+cmpexpect() {	# cmpexpect DESC WANT-RC WANT-REGEX [REGEX-IN-TAP]
+	local out rc=0 ok=1
+	compare_runs "$D/c-ours" "$D/c-up" "$D/c-compare.tap"
+	out=$("$RESULTS" --tap "compare/ours-vs-upstream=$D/c-compare.tap" 2>&1) || rc=$?
+	printf '%s\n' "$out" >"$D/c-results.txt"
+	[ "$rc" = "$2" ] && grep -Eq "$3" <<<"$out" && ok=0
+	[ -z "${4:-}" ] || grep -Eq "$4" "$D/c-compare.tap" || ok=1
+	cp "$D/c-compare.tap" "$D/c-compare.$n.tap"
+	result $ok "$1"
+}
+rm -rf "$D/c-ours" "$D/c-up"
+cmprun "$D/c-ours"
+cmprun "$D/c-up"
+# The rewrite's own KUnit suite runs on ours only.
+cat >>"$D/c-ours/console.log" <<-'LOG'
+[    1.100000]     KTAP version 1
+[    1.100001]     # Subtest: perf_aux_selftest
+[    1.100002]     1..1
+[    1.100003]     ok 1 perf_aux_wrap
+[    1.100004] ok 2 perf_aux_selftest
+LOG
+cmpexpect "compare: identical runs pass (a suite of the rewrite's own on ours only is not compared)" \
+	0 '^4 passed, 0 failed$' '^# not compared .*kunit/perf_aux_selftest'
+sed -i 's/^ok 2 global.b/not ok 2 global.b/' "$D/c-up/tests.log"
+cmpexpect "compare: one result with another status fails, named" \
+	1 'FAIL compare/ours-vs-upstream: perf_events/prog: global.b: ours=ok upstream=not ok$'
+sed -i 's/^not ok 2 global.b/ok 2 global.b/' "$D/c-up/tests.log"
+sed -i '7s/EINVAL/EBUSY/' "$D/c-up/guest/diff/fuzz/errno.txt"
+cmpexpect "compare: a file under \$AUXLAB_OUT/diff/ that differs fails, named, its lines shown" \
+	1 'FAIL compare/ours-vs-upstream: diff/fuzz/errno.txt: differs \(2 lines\)$' '^# \+7 EBUSY$'
 
 stage "harness self-test: trace decoding on synthetic traces"
 mktrace() {	# mktrace DIR SEQ...: PSB, PSBEND, one ptsim data record per SEQ (< 256)
