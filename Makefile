@@ -7,17 +7,17 @@
 #                 area, decode the trace on the host; last line "aux-run: ..."
 #   make check    every test on the kernels of VARIANTS (ours: qemu and
 #                 debug; upstream: the base with all of ours but the AUX
-#                 rewrite), ours compared with upstream, the gates (style,
-#                 series, docs) and the harness self-test; last line
-#                 "N passed, N failed[, N skipped]"
+#                 rewrite), ours compared with upstream, the gates (arm64
+#                 cross-build, style, series, docs) and the harness
+#                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
 #                 out/docs/html (zero warnings)
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
-# guest harness-test clean distclean.  Variables: JOBS, ACCEL (auto|tcg|kvm),
-# ICOUNT (shift for -icount), TIMEOUT (guest seconds), VARIANTS (kernels
-# make check builds and boots, default "qemu debug upstream"),
-# HARNESS_SELFTEST=0.
+# guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
+# (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest seconds),
+# VARIANTS (kernels make check builds and boots, default "qemu debug
+# upstream"), ARM64=0 (skip the arm64 gate), HARNESS_SELFTEST=0.
 #
 # The series for review (run by hand, not part of make check):
 #   make series         the work as logical commits (patches/series-plan),
@@ -33,7 +33,7 @@ VARIANTS ?= qemu debug upstream
 export VARIANTS
 
 .PHONY: all run check docs deps base tree kernel kernel-debug kernel-upstream \
-	guest harness-test clean distclean series checkpatch series-check \
+	guest arm64 harness-test clean distclean series checkpatch series-check \
 	bisect-check
 
 all: run
@@ -55,6 +55,9 @@ kernel-debug: tree
 
 kernel-upstream: tree
 	@$(S)/build-kernel.sh upstream
+
+arm64: tree
+	@$(S)/build-arm64.sh
 
 guest: kernel
 	@$(S)/build-guest.sh

@@ -19,8 +19,8 @@
 # failure of "compare/ours-vs-upstream", named, its lines shown.  The
 # rewrite's own KUnit suites ("results" in patches/rewrite) are left out.
 #
-# Gates: style, the series and checkpatch, the docs, the decoder's
-# self-test.
+# Gates: the arm64 cross-build of the AUX users there (build-arm64.sh),
+# style, the series and checkpatch, the docs, the decoder's self-test.
 #
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
@@ -67,6 +67,15 @@ if [[ " $VARIANTS " == *" qemu "* && " $VARIANTS " == *" upstream "* ]]; then
 	fi
 	taps+=(--tap "compare/ours-vs-upstream=$OUT/compare.tap")
 fi
+
+# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
+# ours; ARM64=0 skips the gate (a skip, never a pass).
+if [ "${ARM64:-1}" = 1 ]; then
+	"$TOP/scripts/build-arm64.sh" "$OUT/arm64.tap" || info "arm64: the cross-build gate failed (see $OUT/arm64.tap)"
+else
+	printf 'TAP version 13\n1..1\nok 1 - arm64 cross-build # SKIP ARM64=0\n' >"$OUT/arm64.tap"
+fi
+taps+=(--tap "arm64=$OUT/arm64.tap")
 
 # Style gates over our files (SPDX, kernel-doc, sparse, W=1).
 stage "style: SPDX, kernel-doc, sparse, W=1 on our files"

@@ -9,6 +9,7 @@ PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	python3 git ccache qemu-system-x86 busybox-static libipt-dev
 	sparse python3-sphinx python3-ply python3-git rsync coccinelle
+	gcc-aarch64-linux-gnu
 )
 
 missing=()
