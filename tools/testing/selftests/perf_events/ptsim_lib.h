@@ -48,6 +48,7 @@
 #define PTSIM_DRAIN(x)		((__u64)(x) << 33)
 #define PTSIM_PSB(x)		((__u64)(x) << 45)
 #define PTSIM_REGION(x)		((__u64)(x) << 49)
+#define PTSIM_NOFLUSH		(1ULL << 53)	/* pmu::flush declines */
 
 static inline int ptsim_type(void)
 {
