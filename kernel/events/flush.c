@@ -19,7 +19,6 @@
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
-#include <linux/sched/signal.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 
@@ -149,8 +148,11 @@ static int flush_event(struct perf_event *event)
 		    req.done)
 			return req.ret;
 
-		if (fatal_signal_pending(current))
-			return -EINTR;
+		/*
+		 * Each retry means the event was scheduled out or in since
+		 * the look, so this ends as soon as it stays put for the
+		 * length of a cross-call, as task_function_call() assumes.
+		 */
 		cond_resched();
 	}
 }
@@ -180,11 +182,8 @@ static int flush_family(struct perf_event *event)
 
 	mutex_lock(&event->child_mutex);
 	ret = flush_event(event);
-	list_for_each_entry(child, &event->child_list, child_list) {
-		if (ret == -EINTR)
-			break;
+	list_for_each_entry(child, &event->child_list, child_list)
 		ret = flush_merge(ret, flush_event(child));
-	}
 	mutex_unlock(&event->child_mutex);
 	return ret;
 }
@@ -209,18 +208,17 @@ static int flush_family(struct perf_event *event)
  * otherwise, for an AUX PMU, by ending its AUX transaction and beginning
  * the next (&pmu.stop with PERF_EF_UPDATE, then &pmu.start), which works
  * for every AUX PMU without driver changes.  An event that is not active
- * has nothing to flush.  A PMU with neither an AUX area nor a flush
- * callback writes its records straight into the data area or not at all,
- * as far as the core can tell; the core cannot promise anything for it,
- * so the call fails with -EOPNOTSUPP rather than claim a flush it did not
- * do.  In a group, such members are skipped.
+ * has nothing to flush.  For a PMU with neither an AUX area nor a flush
+ * callback the core cannot tell whether it holds records back (most write
+ * them straight into the data area, x86's large PEBS buffers them), so the
+ * call fails with -EOPNOTSUPP rather than claim a flush it did not do.  In
+ * a group, such members are skipped.
  *
  * Context: process context, with @event's ctx->mutex held (the ioctl
  * path); sleeps.
  * Return: 0 on success (including "nothing to flush"); -EINVAL if @flags
  * has a bit other than PERF_IOC_FLAG_GROUP; -EOPNOTSUPP if the PMU of
- * @event (or of every member of the group) can flush nothing; -EINTR if a
- * fatal signal arrived while the event kept moving between CPUs; or the
+ * @event (or of every member of the group) can flush nothing; or the
  * error of a &pmu.flush callback.
  */
 int perf_event_flush(struct perf_event *event, unsigned long flags)
@@ -238,10 +236,7 @@ int perf_event_flush(struct perf_event *event, unsigned long flags)
 
 	leader = event->group_leader;
 	ret = flush_merge(-EOPNOTSUPP, flush_family(leader));
-	for_each_sibling_event(sibling, leader) {
-		if (ret == -EINTR)
-			break;
+	for_each_sibling_event(sibling, leader)
 		ret = flush_merge(ret, flush_family(sibling));
-	}
 	return ret;
 }

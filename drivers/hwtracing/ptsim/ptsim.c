@@ -34,9 +34,10 @@
  * stays open while the event runs, as on hardware whose DMA owns the
  * buffer; it is ended and re-begun at every "interrupt" (watermark reached,
  * region padding) and at every flush (PERF_EVENT_IOC_FLUSH), and ended for
- * good by pmu::stop or when the buffer is full.  Whatever the FIFO holds when the engine stops has either been
- * written out by stop or is lost together with a TRUNCATED record, so no
- * FIFO content survives from one activation of an event to the next.
+ * good by pmu::stop or when the buffer is full.  Whatever the FIFO holds
+ * when the engine stops has either been written out by stop or is lost
+ * together with a TRUNCATED record, so no FIFO content survives from one
+ * activation of an event to the next.
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
