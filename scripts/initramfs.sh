@@ -37,11 +37,17 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 		echo "perf_events/$t $tmo $(need "perf_events/$t") ./perf_events/$t"
 	done
 } >"$R/tests/check.list"
-# run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop
-# traced with ptsim at its default rate; the host decodes the trace.
+# run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
+# CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
+# hardware with a large on-chip buffer does: config 0x763e80100 is rate=256
+# period=1000 fifo=22 drain=3, i.e. 4 KiB produced and 3 KiB drained per
+# 1 ms tick into a 4 MiB FIFO.  When the loop is done the event is still
+# running; aux-record --flush-at-exit flushes the FIFO before it stops the
+# event, and the host decodes the trace and checks that the flush left
+# nothing in the FIFO.
 cat >"$R/tests/run.list" <<-'LIST'
 	aux-pmus 60 - aux-pmus
-	ptsim-demo 300 - aux-record -o "$AUXLAB_TRACE_DIR/demo" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+	ptsim-demo 300 - aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100 -o "$AUXLAB_TRACE_DIR/demo" -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 LIST
 # harness/xfer leaves a known file (1.3 MB) for the transfer disk to carry.
 cat >"$R/tests/selftest.list" <<-'LIST'

@@ -7,11 +7,17 @@
 # decoded and checked on the host with aux-decode (libipt), and the last
 # line printed is
 #
-#   aux-run: pmu=ptsim bytes=N aux_records=N packets=N decode_errors=N seq_gaps=N unexplained_gaps=N
+#   aux-run: pmu=ptsim bytes=N aux_records=N packets=N decode_errors=N seq_gaps=N unexplained_gaps=N fifo_flushed=N fifo_stranded=N
+#
+# fifo_flushed is how far the recorder's final PERF_EVENT_IOC_FLUSH moved
+# aux_head; fifo_stranded is how many of the bytes ptsim had queued into
+# its FIFO before that flush (its counter) were not in the AUX area after
+# it (aux-decode's measure, from the FLUSH line of records.txt).
 #
 # Exit status 0 only if the guest ran cleanly (every suite passed, no
 # kernel splat, /init finished), the trace was decoded, it is not empty,
-# and it has no decode errors and no unexplained sequence gaps.
+# it has no decode errors and no unexplained sequence gaps, and the flush
+# left nothing stranded.
 #
 #   run-demo.sh [RUNDIR]      default $OUT/run
 set -euo pipefail
@@ -52,7 +58,7 @@ field() {	# field NAME: the value of NAME=... in the decoder's summary
 }
 pmu=$(awk '$1 == "pmu" { print $2; exit }' "$trace/records.txt")
 summary="aux-run: pmu=${pmu:-unknown}"
-for k in bytes aux_records packets decode_errors seq_gaps unexplained_gaps; do
+for k in bytes aux_records packets decode_errors seq_gaps unexplained_gaps fifo_flushed fifo_stranded; do
 	summary+=" $k=$(field $k)"
 done
 bytes=$(field bytes)
@@ -60,6 +66,7 @@ bytes=$(field bytes)
 [ "$bytes" -ge $((1 << 20)) ] || warn "run: only $bytes bytes traced; the demo should give megabytes"
 [ "$(field decode_errors)" = 0 ] || why+=("decode errors")
 [ "$(field unexplained_gaps)" = 0 ] || why+=("unexplained sequence gaps")
+[ "$(field fifo_stranded)" = 0 ] || why+=("data stranded in the FIFO after the flush: $(field fifo_stranded) bytes")
 info "trace kept in $trace (aux.bin, records.txt); decoder output in $rundir/decode.txt"
 for w in "${why[@]}"; do warn "run: FAILED: $w"; done
 echo "$summary"

@@ -270,7 +270,7 @@ class Recording:
 
 
 def expect(out, rec, verdict, cnt=None, errors=0, gaps=0, unexplained=0,
-           why=None):
+           why=None, extra=()):
     fields = [rec.name, verdict, 'bytes=%d' % len(rec.bin),
               'aux_records=%d' % rec.naux]
     if cnt is not None:
@@ -281,6 +281,7 @@ def expect(out, rec, verdict, cnt=None, errors=0, gaps=0, unexplained=0,
                'unexplained_gaps=%d' % unexplained]
     if why:
         fields.append('why=' + why)
+    fields += list(extra)
     out.append(' '.join(fields))
 
 
@@ -485,6 +486,56 @@ def normal_cases(top, out):
     expect(out, rec, 'ok', dict.fromkeys(CLASSES, 0))
 
 
+def flush_cases(top, out):
+    """aux-record --flush-at-exit: a FLUSH line with ptsim's counter (the
+    non-PAD bytes queued before the ioctl) and aux_head around it."""
+    def nonpad(s, upto):
+        return sum(size for off, size, cls in s.pkts
+                   if cls != 'pad' and off < upto)
+
+    # held: records the flush still has to write out, as the counter sees
+    # them; missing: counted bytes that never reach the buffer.
+    for name, held, missing, err, flags, verdict, stranded in (
+            ('flush-ok', 40, 0, 0, 0, 'ok', '0'),
+            ('flush-nothing-held', 0, 0, 0, 0, 'ok', '0'),
+            ('flush-stranded', 40, 160, 0, 0, 'fail', '160'),
+            ('flush-failed', 0, 160, 25, 0, 'ok', '160'),
+            ('flush-truncated', 40, 160, 0, F_TRUNCATED, 'ok', 'n/a')):
+        s = Stream()
+        rec = Recording(name)
+        rec.itrace_start()
+        s.enable()
+        watermarked(s, rec, 300)
+        rec.aux(s, flags)
+        rec.copy(s)
+        before = len(s.buf)
+        s.data(held)
+        rec.aux(s)
+        rec.copy(s)
+        head = len(s.buf)
+        rec.lines.append('FLUSH errno=%d count=%d head_before=%d head=%d'
+                         % (err, nonpad(s, head) + missing, before, head))
+        s.disable()
+        rec.aux(s)
+        rec.copy(s)
+        rec.write(top)
+        extra = ['flush_errno=%d' % err, 'fifo_flushed=%d' % (head - before),
+                 'fifo_stranded=' + stranded]
+        expect(out, rec, verdict, s.counts(), extra=extra)
+
+    # A snapshot cannot say what was stranded.
+    s = Stream(psb_period=2048)
+    rec = Recording('flush-snapshot', 'snapshot', 16384)
+    s.enable()
+    s.data(300)
+    head = rec.snapshot(s, 0)
+    rec.lines.append('FLUSH errno=0 count=%d head_before=0 head=%d'
+                     % (nonpad(s, head), head))
+    rec.write(top)
+    expect(out, rec, 'ok', s.counts([(0, head)], snapshot=True),
+           extra=['fifo_flushed=%d' % head, 'fifo_stranded=n/a'])
+
+
 def snapshot_cases(top, out):
     aux_size = 16384
 
@@ -590,6 +641,17 @@ def error_cases(top, out):
     rec.write(top)
     out.append('missing-field error err=missing field(s) in a AUX line')
 
+    rec = good('flush-twice')
+    rec.lines.append('FLUSH errno=0 count=0 head_before=0 head=0')
+    rec.lines.append('FLUSH errno=0 count=0 head_before=0 head=0')
+    rec.write(top)
+    out.append('flush-twice error err=a second FLUSH line')
+
+    rec = good('flush-backwards')
+    rec.lines.append('FLUSH errno=0 count=0 head_before=10 head=5')
+    rec.write(top)
+    out.append('flush-backwards error err=FLUSH head below head_before')
+
 
 def main():
     if len(sys.argv) != 2:
@@ -598,6 +660,7 @@ def main():
     os.makedirs(top, exist_ok=True)
     out = []
     normal_cases(top, out)
+    flush_cases(top, out)
     snapshot_cases(top, out)
     error_cases(top, out)
     with open(os.path.join(top, 'expected.txt'), 'w') as f:

@@ -21,8 +21,19 @@
  * Copies (COPY lines) that follow each other in the AUX stream form one
  * segment, decoded as one stream; each segment has its own decoder.
  *
- * A DIR is ok if it parsed, had no decode error and no unexplained gap.
- * The exit status is 0 if every DIR is ok, 1 otherwise, 2 on bad usage.
+ * A FLUSH line (aux-record --flush-at-exit) gives ptsim's counter, the
+ * bytes it had queued into its FIFO, read just before PERF_EVENT_IOC_FLUSH,
+ * and aux_head before and after the ioctl.  Everything counted must then be
+ * in the AUX area below the new head: the summary reports fifo_flushed (how
+ * far the flush moved aux_head) and fifo_stranded, the counted bytes that
+ * are missing from the non-PAD bytes below it.  fifo_stranded is "n/a"
+ * where it cannot be known: in snapshot mode, when the copies do not cover
+ * the AUX area from 0 up to the head, or when a TRUNCATED, PARTIAL or
+ * COLLISION record says data was lost on the way.
+ *
+ * A DIR is ok if it parsed, had no decode error, no unexplained gap, and
+ * no stranded byte after a flush that succeeded.  The exit status is 0 if
+ * every DIR is ok, 1 otherwise, 2 on bad usage.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -73,6 +84,8 @@ struct trace {
 	__u64 copied;		/* bytes covered by COPY lines */
 	unsigned char *bin;
 	__u64 binlen;
+	bool have_flush;	/* a FLUSH line: */
+	__u64 flush_errno, flush_count, flush_before, flush_head;
 };
 
 struct seq_state {
@@ -87,6 +100,7 @@ struct seq_state {
 struct result {
 	__u64 packets, errors, gaps, unexplained;
 	__u64 count[PK_NR];
+	__u64 pad_below_flush;	/* PAD bytes at AUX offsets < flush_head */
 };
 
 static bool verbose, tap;
@@ -261,6 +275,9 @@ static int parse_line(struct trace *t, char *buf, const char *path, int line)
 	static const char *const copy_keys[] = { "file_off", "aux_off", "size" };
 	static const char *const itrace_keys[] = { "pid", "tid" };
 	static const char *const lost_keys[] = { "id", "lost" };
+	static const char *const flush_keys[] = {
+		"errno", "count", "head_before", "head"
+	};
 	char *tok[MAX_TOKENS], *save = NULL, *s;
 	const char *mode = NULL;
 	__u64 v[4];
@@ -310,6 +327,22 @@ static int parse_line(struct trace *t, char *buf, const char *path, int line)
 	if (!strcmp(tok[0], "LOST"))
 		return parse_fields(tok, 1, n, lost_keys, 2, v, NULL, NULL,
 				    path, line);
+	if (!strcmp(tok[0], "FLUSH")) {
+		if (t->have_flush)
+			return bad("%s:%d: a second FLUSH line", path, line);
+		if (parse_fields(tok, 1, n, flush_keys, 4, v, NULL, NULL, path,
+				 line))
+			return -1;
+		if (v[3] < v[2])
+			return bad("%s:%d: FLUSH head below head_before", path,
+				   line);
+		t->have_flush = true;
+		t->flush_errno = v[0];
+		t->flush_count = v[1];
+		t->flush_before = v[2];
+		t->flush_head = v[3];
+		return 0;
+	}
 	return bad("%s:%d: unknown record '%s'", path, line, tok[0]);
 }
 
@@ -489,6 +522,36 @@ static void decode_error(struct result *r, const struct segment *sg,
 		       sg->file_off + off, sg->aux_off + off, what);
 }
 
+/* How many of the @len bytes at AUX offset @off lie below the flush head. */
+static __u64 below(const struct trace *t, __u64 off, __u64 len)
+{
+	if (!t->have_flush || off >= t->flush_head)
+		return 0;
+	return len < t->flush_head - off ? len : t->flush_head - off;
+}
+
+/*
+ * fifo_stranded: bytes the counter says were queued before the flush that
+ * are not among the non-PAD bytes below its head.  False if that cannot
+ * be known (see the top of the file).
+ */
+static bool stranded(const struct trace *t, const struct result *r,
+		     __u64 *out)
+{
+	__u64 delivered;
+
+	if (t->snapshot || lossy_aux_end(t, false, 0, t->flush_head))
+		return false;
+	/* normal mode: one segment from AUX offset 0 must reach the head */
+	if (t->flush_head &&
+	    (!t->nseg || t->seg[0].aux_off ||
+	     t->seg[0].size < t->flush_head))
+		return false;
+	delivered = t->flush_head - r->pad_below_flush;
+	*out = t->flush_count > delivered ? t->flush_count - delivered : 0;
+	return true;
+}
+
 static int decode_segment(const struct trace *t, const struct segment *sg,
 			  struct seq_state *s, struct result *r)
 {
@@ -523,6 +586,7 @@ static int decode_segment(const struct trace *t, const struct segment *sg,
 	} else if (all_pad(begin, sync)) {
 		r->packets += sync;
 		r->count[PK_PAD] += sync;
+		r->pad_below_flush += below(t, sg->aux_off, sync);
 	} else {
 		decode_error(r, sg, 0, "data before the first PSB");
 	}
@@ -548,6 +612,8 @@ static int decode_segment(const struct trace *t, const struct segment *sg,
 		}
 		r->packets++;
 		r->count[classify(pkt.type)]++;
+		if (pkt.type == ppt_pad)
+			r->pad_below_flush += below(t, sg->aux_off + off, 1);
 		if (pkt.type == ppt_ovf) {
 			s->ovf = true;
 		} else if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 1) {
@@ -596,6 +662,20 @@ static bool check_dir(const char *dir, int num)
 	    t.naux);
 	add(" packets=%llu decode_errors=%llu", r.packets, r.errors);
 	add(" seq_gaps=%llu unexplained_gaps=%llu", r.gaps, r.unexplained);
+	if (t.have_flush) {
+		__u64 left;
+
+		add(" flush_errno=%llu fifo_flushed=%llu", t.flush_errno,
+		    t.flush_head - t.flush_before);
+		if (stranded(&t, &r, &left)) {
+			add(" fifo_stranded=%llu", left);
+			/* a flush that succeeded must leave nothing behind */
+			if (left && !t.flush_errno)
+				ok = false;
+		} else {
+			add(" fifo_stranded=n/a");
+		}
+	}
 	emit_line();
 	if (verbose) {
 		add("  types:");

@@ -4,7 +4,7 @@
  *
  *	aux-record [-e PMU] [-c CONFIG] [-m DATA_PAGES] [-a AUX_PAGES]
  *		   [-w WATERMARK_BYTES] [-S] [-P MS] [-C CPU] [-i] [-d MS]
- *		   [-o DIR] [-- CMD ARGS...]
+ *		   [-o DIR] [--flush-at-exit] [-- CMD ARGS...]
  *
  * One event of PMU (default "ptsim") is opened, either for a command that
  * is started here (per task, enabled at exec) or for one CPU (-C) during
@@ -22,10 +22,20 @@
  * overwrites it freely and publishes aux_head only when the event stops.
  * Every -P milliseconds (and at the end) the event is stopped, the newest
  * data below aux_head is copied out and the event is started again.
+ *
+ * --flush-at-exit: before the event is stopped at the end, the PMU is told
+ * to write out what it still holds (PERF_EVENT_IOC_FLUSH) and that data is
+ * taken.  A FLUSH line in records.txt gives the PMU's counter read just
+ * before the ioctl and aux_head before and after it, so that a checker can
+ * tell whether anything the PMU had produced was missing from the buffer
+ * (for ptsim, whose counter is the bytes queued into its FIFO,
+ * tools/aux/aux-decode does).  Stopping the event writes everything out
+ * as well, for most PMUs; the flush shows that it was there before.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -70,6 +80,7 @@ struct options {
 	unsigned int duration_ms;
 	unsigned int period_ms;
 	const char *dir;
+	bool flush_at_exit;
 	char **cmd;
 };
 
@@ -96,6 +107,7 @@ struct recorder {
 	unsigned long long lost;
 	unsigned long long itrace_start;
 	unsigned long long other;
+	int flush_err;			/* -1: not asked for, else errno */
 	__u64 rec[MAX_RECORD / sizeof(__u64)];	/* one record, aligned */
 };
 
@@ -145,7 +157,7 @@ static void print_help(FILE *f)
 	fprintf(f,
 		"usage: aux-record [-e PMU] [-c CONFIG] [-m DATA_PAGES] [-a AUX_PAGES]\n"
 		"                  [-w WATERMARK_BYTES] [-S] [-P MS] [-C CPU] [-i] [-d MS]\n"
-		"                  [-o DIR] [-- CMD ARGS...]\n"
+		"                  [-o DIR] [--flush-at-exit] [-- CMD ARGS...]\n"
 		"  -e PMU     PMU name (default ptsim)\n"
 		"  -c CONFIG  attr.config, decimal or 0x hex (default 0)\n"
 		"  -m N       data area pages, a power of 2 (default %d)\n"
@@ -157,6 +169,7 @@ static void print_help(FILE *f)
 		"  -i         set attr.inherit\n"
 		"  -d MS      with -C and no CMD: record for MS ms (default %d)\n"
 		"  -o DIR     output directory (default %s)\n"
+		"  --flush-at-exit  PERF_EVENT_IOC_FLUSH before the final drain\n"
 		"Either -C CPU or a command (or both) must be given.\n",
 		DEF_DATA_PAGES, DEF_AUX_PAGES, DEF_PERIOD_MS, DEF_DURATION_MS,
 		DEF_DIR);
@@ -186,6 +199,11 @@ static bool is_pow2(unsigned long v)
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
+	static const struct option longopts[] = {
+		{ "flush-at-exit", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -198,8 +216,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->dir = DEF_DIR;
 
 	/* '+': stop at the first non-option, the command */
-	while ((c = getopt(argc, argv, "+e:c:m:a:w:SP:C:id:o:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:c:m:a:w:SP:C:id:o:h", longopts,
+				NULL)) != -1) {
 		switch (c) {
+		case 'F':
+			o->flush_at_exit = true;
+			break;
 		case 'e':
 			if (!*optarg || strchr(optarg, '/'))
 				die("-e: invalid PMU name '%s'", optarg);
@@ -443,6 +465,39 @@ static void take_snapshot(struct recorder *r, bool restart)
 	r->snap_head = head;
 	if (restart)
 		event_ioctl(r, PERF_EVENT_IOC_ENABLE, "PERF_EVENT_IOC_ENABLE");
+}
+
+/*
+ * --flush-at-exit: take everything published, read the PMU's counter,
+ * ask the PMU to write out what it still holds, and take that too.  The
+ * FLUSH line records the counter and aux_head before and after the
+ * ioctl; a flush that fails (an older kernel: ENOTTY) is recorded with
+ * its errno and the recording goes on.
+ */
+static void flush_at_exit(struct recorder *r)
+{
+	__u64 count = 0, before, after;
+
+	drain_records(r);
+	if (!r->snapshot)
+		drain_aux(r);
+	before = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+	if (read(r->fd, &count, sizeof(count)) != sizeof(count))
+		fail("read the event's counter");
+	r->flush_err = 0;
+	if (ioctl(r->fd, PERF_EVENT_IOC_FLUSH, 0) < 0) {
+		r->flush_err = errno;
+		fprintf(stderr, "aux-record: PERF_EVENT_IOC_FLUSH: %s\n",
+			strerror(errno));
+	}
+	/* aux_head first: the records of the data below it are out already */
+	after = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+	drain_records(r);
+	if (!r->snapshot)
+		drain_aux(r);
+	fprintf(r->txt, "FLUSH errno=%d count=%llu head_before=%llu head=%llu\n",
+		r->flush_err, (unsigned long long)count,
+		(unsigned long long)before, (unsigned long long)after);
 }
 
 static void on_signal(int sig)
@@ -692,6 +747,8 @@ static void record(struct recorder *r, const struct options *o)
 		}
 	}
 
+	if (o->flush_at_exit)
+		flush_at_exit(r);
 	/* stop the trace; what it flushes is the last of the data */
 	if (r->snapshot) {
 		take_snapshot(r, false);
@@ -719,6 +776,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	r.snapshot = o.snapshot;
+	r.flush_err = -1;
 	open_output(&r, &o, type);
 	if (o.cmd)
 		child_pid = start_child(o.cmd, &go_w, &err_r);
@@ -745,7 +803,10 @@ int main(int argc, char **argv)
 		fail("close aux.bin");
 	printf("aux-record: bytes=%llu aux_records=%llu truncated=%llu lost=%llu",
 	       r.bytes, r.aux_records, r.truncated, r.lost);
-	printf(" itrace_start=%llu mode=%s other=%llu\n", r.itrace_start,
+	printf(" itrace_start=%llu mode=%s other=%llu", r.itrace_start,
 	       r.snapshot ? "snapshot" : "normal", r.other);
+	if (r.flush_err >= 0)
+		printf(" flush=%s", r.flush_err ? strerror(r.flush_err) : "ok");
+	putchar('\n');
 	return 0;
 }

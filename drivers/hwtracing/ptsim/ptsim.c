@@ -16,9 +16,9 @@
  * DOC: Contexts and serialisation
  *
  * Everything that touches the engine of a CPU runs on that CPU with
- * interrupts disabled: pmu::add/del/start/stop are called by the perf core
- * under the context lock (IRQs off) on the event's CPU, and the engine
- * tick is a pinned hard-irq hrtimer.  So the per-CPU state (&struct
+ * interrupts disabled: pmu::add/del/start/stop/flush are called by the
+ * perf core under the context lock (IRQs off) on the event's CPU, and the
+ * engine tick is a pinned hard-irq hrtimer.  So the per-CPU state (&struct
  * ptsim_cpu), the FIFO of the active event and the open AUX transaction
  * need no locks: at most one of these runs at a time on a CPU, and an
  * event is active on one CPU at a time.
@@ -33,10 +33,11 @@
  * The AUX transaction (perf_aux_output_begin() .. perf_aux_output_end())
  * stays open while the event runs, as on hardware whose DMA owns the
  * buffer; it is ended and re-begun at every "interrupt" (watermark reached,
- * region padding) and ended for good by pmu::stop or when the buffer is
- * full.  Whatever the FIFO holds when the engine stops has either been
- * written out by stop or is lost together with a TRUNCATED record, so no
- * FIFO content survives from one activation of an event to the next.
+ * region padding) and at every flush (PERF_EVENT_IOC_FLUSH), and ended for
+ * good by pmu::stop or when the buffer is full.  Whatever the FIFO holds
+ * when the engine stops has either been written out by stop or is lost
+ * together with a TRUNCATED record, so no FIFO content survives from one
+ * activation of an event to the next.
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -66,7 +67,8 @@
 #define PTSIM_CFG_DRAIN		GENMASK_ULL(44, 33)
 #define PTSIM_CFG_PSB		GENMASK_ULL(48, 45)
 #define PTSIM_CFG_REGION	GENMASK_ULL(52, 49)
-#define PTSIM_CFG_MASK		GENMASK_ULL(52, 0)
+#define PTSIM_CFG_NOFLUSH	BIT_ULL(53)
+#define PTSIM_CFG_MASK		GENMASK_ULL(53, 0)
 
 #define PTSIM_DEF_RATE		64
 #define PTSIM_MAX_RATE		4096
@@ -131,6 +133,7 @@ struct ptsim_buf {
  * @drain: bytes drained into the AUX buffer per tick, ULONG_MAX for all
  * @psb_period: bytes of produced trace between two PSB+ records
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
+ * @noflush: pmu::flush declines, so the perf core's generic path is used
  * @fifo: the FIFO, a byte ring of @fifo_size bytes
  * @fifo_size: FIFO size in bytes, a power of two
  * @fifo_head: producer index
@@ -138,6 +141,7 @@ struct ptsim_buf {
  * @since_psb: bytes produced since the last PSB+
  * @lost: data bytes dropped and not yet reported by an OVF
  * @ovf_pending: an overflow is to be reported before the next record
+ * @queued: bytes queued into the FIFO and not yet added to the event's count
  *
  * The configuration is decoded once, by ptsim_event_init().  Each record
  * in the FIFO is preceded by a one-byte length tag, the packet boundary a
@@ -150,6 +154,7 @@ struct ptsim_event {
 	unsigned long	drain;
 	unsigned long	psb_period;
 	unsigned int	region_shift;
+	bool		noflush;
 
 	u8		*fifo;
 	u32		fifo_size;
@@ -158,6 +163,7 @@ struct ptsim_event {
 	unsigned long	since_psb;
 	u32		lost;
 	bool		ovf_pending;
+	u64		queued;
 };
 
 /**
@@ -358,7 +364,22 @@ static bool fifo_put(struct ptsim_event *ev, const u8 *rec, unsigned int len)
 	fifo_copy_in(ev, ev->fifo_head, &tag, 1);
 	fifo_copy_in(ev, ev->fifo_head + 1, rec, len);
 	ev->fifo_head += len + 1;
+	ev->queued += len;
 	return true;
+}
+
+/*
+ * The event's count is the number of bytes queued into its FIFO, every
+ * record included (the length tags are the FIFO's own and not counted).
+ * Folded in at the end of a tick, by start, stop and flush, all on the
+ * event's CPU with interrupts disabled.
+ */
+static void ptsim_account(struct perf_event *event)
+{
+	struct ptsim_event *ev = event->pmu_private;
+
+	local64_add(ev->queued, &event->count);
+	ev->queued = 0;
 }
 
 /* Take the oldest record out of the FIFO; returns its length, 0 if none. */
@@ -656,12 +677,10 @@ static void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 	c->tracing = false;
 }
 
-/* One tick of packet production; returns the bytes queued. */
-static unsigned long ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev,
-				   u64 ip)
+/* One tick of packet production into the FIFO. */
+static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 {
 	u8 rec[PTSIM_MAX_RECORD];
-	unsigned long bytes = 0;
 	unsigned int i, len;
 
 	for (i = 0; i < ev->rate; i++) {
@@ -671,21 +690,18 @@ static unsigned long ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev,
 				goto drop;
 			ev->ovf_pending = false;
 			ev->lost = 0;
-			bytes += len;
 			ev->since_psb += len;
 		}
 		if (ev->since_psb >= ev->psb_period) {
 			len = rec_psb_plus(rec, ip);
 			if (!fifo_put(ev, rec, len))
 				goto drop;
-			bytes += len;
 			ev->since_psb = 0;
 		}
 		len = rec_data(rec, c->buf->seq);
 		if (!fifo_put(ev, rec, len))
 			goto drop;
 		c->buf->seq++;
-		bytes += len;
 		ev->since_psb += len;
 		continue;
 drop:
@@ -698,7 +714,6 @@ drop:
 		ev->lost = min_t(u64, (u64)ev->lost + PTSIM_DATA_SIZE, U32_MAX);
 		ev->ovf_pending = true;
 	}
-	return bytes;
 }
 
 /**
@@ -753,7 +768,8 @@ static enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 	else if (!paused && !c->tracing)
 		ptsim_trace_on(c, ev, ip);
 	if (c->tracing)
-		local64_add(ptsim_produce(c, ev, ip), &event->count);
+		ptsim_produce(c, ev, ip);
+	ptsim_account(event);
 
 	if (!ptsim_drain(c, ev, ev->drain)) {
 		ptsim_halt(c, event);
@@ -802,6 +818,7 @@ static void ptsim_start(struct perf_event *event, int flags)
 	c->tracing = false;
 	if (!READ_ONCE(event->hw.aux_paused))
 		ptsim_trace_on(c, ev, ptsim_user_ip());
+	ptsim_account(event);
 	hrtimer_start(&c->timer, ev->period, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
@@ -855,8 +872,53 @@ static void ptsim_stop(struct perf_event *event, int flags)
 		if (ptsim_drain(c, ev, ULONG_MAX))
 			ptsim_commit(c);
 	}
+	ptsim_account(event);
 	fifo_reset(ev);
 	c->tracing = false;
+}
+
+/**
+ * ptsim_flush() - pmu::flush: drain the FIFO into the AUX area now
+ * @event: the event, active on this CPU
+ *
+ * What a trace unit's "flush" command does: the DMA empties the FIFO into
+ * memory through the normal output path (ptsim_drain(), with its region
+ * padding and watermark interrupts), then the transaction is ended, which
+ * publishes aux_head and logs a PERF_RECORD_AUX for the data, and the next
+ * one begins.  Tracing goes on undisturbed: unlike the core's generic path
+ * (pmu::stop and pmu::start), no disable and enable packets are written
+ * into the trace.
+ *
+ * If the buffer fills during the drain, the transaction ends with
+ * TRUNCATED and the engine stops, as it does in a tick; if no new
+ * transaction can begin, it stops too.  Either way there is nothing left
+ * to flush, so that is success.  A pending overflow report stays pending:
+ * it always precedes the next data record, so a consumer never sees a gap
+ * before its explanation.
+ *
+ * With the ``noflush`` config bit set the callback declines, so that the
+ * perf core's generic path for AUX PMUs without a flush callback can be
+ * tested on ptsim.
+ *
+ * Context: the event's CPU, interrupts disabled, called by the perf core
+ * for PERF_EVENT_IOC_FLUSH.
+ * Return: 0, or -EOPNOTSUPP with ``noflush``.
+ */
+static int ptsim_flush(struct perf_event *event)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+	struct ptsim_event *ev = event->pmu_private;
+
+	if (ev->noflush)
+		return -EOPNOTSUPP;
+	/* Stopped on its own (full buffer): the FIFO was discarded. */
+	if (c->event != event || (event->hw.state & PERF_HES_STOPPED) ||
+	    !c->buf)
+		return 0;
+
+	if (!ptsim_drain(c, ev, ULONG_MAX) || !ptsim_interrupt(c))
+		ptsim_halt(c, event);
+	return 0;
 }
 
 /**
@@ -909,7 +971,11 @@ static void ptsim_del(struct perf_event *event, int flags)
 
 static void ptsim_read(struct perf_event *event)
 {
-	/* event->count is kept up to date by the tick. */
+	/*
+	 * event->count is brought up to date at the end of every tick and by
+	 * start, stop and flush.  Not here: a group read may come from NMI,
+	 * in the middle of a tick, and ptsim_account() is not NMI-safe.
+	 */
 }
 
 /**
@@ -1016,6 +1082,7 @@ static int ptsim_event_init(struct perf_event *event)
 	ev->drain = FIELD_GET(PTSIM_CFG_DRAIN, config) * SZ_1K ?: ULONG_MAX;
 	ev->psb_period = 2048UL << FIELD_GET(PTSIM_CFG_PSB, config);
 	ev->region_shift = region;
+	ev->noflush = FIELD_GET(PTSIM_CFG_NOFLUSH, config);
 
 	event->pmu_private = ev;
 	event->destroy = ptsim_event_destroy;
@@ -1030,6 +1097,7 @@ PMU_FORMAT_ATTR(fifo,		"config:28-32");
 PMU_FORMAT_ATTR(drain,		"config:33-44");
 PMU_FORMAT_ATTR(psb_period,	"config:45-48");
 PMU_FORMAT_ATTR(region,		"config:49-52");
+PMU_FORMAT_ATTR(noflush,	"config:53");
 
 static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_rate.attr,
@@ -1038,6 +1106,7 @@ static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_drain.attr,
 	&format_attr_psb_period.attr,
 	&format_attr_region.attr,
+	&format_attr_noflush.attr,
 	NULL,
 };
 
@@ -1095,6 +1164,7 @@ static struct pmu ptsim_pmu = {
 	.read		= ptsim_read,
 	.setup_aux	= ptsim_setup_aux,
 	.free_aux	= ptsim_free_aux,
+	.flush		= ptsim_flush,
 };
 
 static int __init ptsim_init(void)

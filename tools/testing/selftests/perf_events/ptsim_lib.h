@@ -48,6 +48,7 @@
 #define PTSIM_DRAIN(x)		((__u64)(x) << 33)
 #define PTSIM_PSB(x)		((__u64)(x) << 45)
 #define PTSIM_REGION(x)		((__u64)(x) << 49)
+#define PTSIM_NOFLUSH		((__u64)1 << 53)	/* pmu::flush declines */
 
 static inline int ptsim_type(void)
 {
@@ -289,15 +290,15 @@ static inline bool sess_poll(struct sess *s, int timeout_ms)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLIN };
 	bool woke = poll(&p, 1, timeout_ms) > 0 && (p.revents & POLLIN);
+	/* Before the records are read: they are what may count a TRUNCATED. */
+	unsigned long truncated = s->truncated;
 
 	if (woke)
 		s->wakeups++;
 	sess_read_records(s);
 	if (!s->snapshot) {
-		unsigned long before = s->truncated;
-
 		sess_copy_aux(s);
-		if (s->reenable && s->truncated != before)
+		if (s->reenable && s->truncated != truncated)
 			sess_restart(s);
 	}
 	return woke;

@@ -54,6 +54,7 @@ TEST(sysfs_format_and_caps)
 		{ "rate", "config:0-15" }, { "period", "config:16-27" },
 		{ "fifo", "config:28-32" }, { "drain", "config:33-44" },
 		{ "psb_period", "config:45-48" }, { "region", "config:49-52" },
+		{ "noflush", "config:53" },
 	};
 	char path[256], buf[64];
 	unsigned int i;
@@ -80,7 +81,7 @@ TEST(sysfs_format_and_caps)
 TEST(bad_config_is_einval)
 {
 	static const __u64 bad[] = {
-		1ULL << 53, 1ULL << 63,		/* reserved bits */
+		1ULL << 54, 1ULL << 63,		/* reserved bits */
 		PTSIM_RATE(4097),		/* above caps/max_rate */
 		PTSIM_PERIOD(9),		/* below caps/min_period_us */
 		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
@@ -109,7 +110,7 @@ TEST(bad_config_is_einval)
 	/* The largest valid values are accepted. */
 	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
 		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_PSB(15) |
-		   PTSIM_REGION(10));
+		   PTSIM_REGION(10) | PTSIM_NOFLUSH);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
