@@ -464,9 +464,18 @@ static void aux_copy(struct ptsim_buf *buf, unsigned long pos, const void *src,
  */
 static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 {
-	c->buf = perf_aux_output_begin(&c->handle, event);
+	struct ptsim_buf *buf;
+
 	c->written = 0;
-	return c->buf;
+	buf = perf_aux_output_begin(&c->handle, event);
+	/*
+	 * Publish the transaction last: ptsim_snapshot_aux(), which may
+	 * interrupt us on this CPU, trusts the handle and @c->written only
+	 * while @c->buf is set.
+	 */
+	barrier();
+	WRITE_ONCE(c->buf, buf);
+	return buf;
 }
 
 /**
@@ -488,7 +497,12 @@ static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 static void ptsim_commit(struct ptsim_cpu *c)
 {
 	struct perf_output_handle *h = &c->handle;
+	struct ptsim_buf *buf = c->buf;
 	unsigned long size = c->written;
+
+	/* Withdraw the transaction from ptsim_snapshot_aux() first. */
+	WRITE_ONCE(c->buf, NULL);
+	barrier();
 
 	/*
 	 * The data stores must be visible before perf_aux_output_end()
@@ -496,7 +510,7 @@ static void ptsim_commit(struct ptsim_cpu *c)
 	 * semantics before reading the data.
 	 */
 	smp_wmb();
-	if (c->buf->snapshot) {
+	if (buf->snapshot) {
 		/*
 		 * Overwrite mode: the driver owns the head and hands the
 		 * absolute position to perf (perf_aux_output_begin() gave us
@@ -504,10 +518,9 @@ static void ptsim_commit(struct ptsim_cpu *c)
 		 * transaction left in the buffer.
 		 */
 		h->head += size;
-		size = min(size, c->buf->size);
+		size = min(size, buf->size);
 	}
 	perf_aux_output_end(h, size);
-	c->buf = NULL;
 	c->written = 0;
 }
 
@@ -592,6 +605,7 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 	if (len > room) {
 		if (buf->snapshot) {
 			aux_copy(buf, pos, NULL, room);
+			barrier();	/* for ptsim_snapshot_aux() */
 			c->written += room;
 		} else {
 			if (c->written) {
@@ -618,6 +632,7 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 		return false;
 	}
 	aux_copy(buf, pos, rec, len);
+	barrier();	/* for ptsim_snapshot_aux() */
 	c->written += len;
 
 	/*
@@ -1037,6 +1052,84 @@ static void ptsim_free_aux(void *buf)
 	kfree(buf);
 }
 
+/**
+ * ptsim_sample_pad() - fill an AUX sample with PAD packets
+ * @output: the handle of the sample record being written
+ * @size: the number of bytes the sample was given
+ *
+ * The perf core has reserved @size bytes of AUX data in the sample and
+ * expects them all to be written (it pads only up to the next 8 bytes),
+ * so when there is no trace to copy the sample gets PAD packets, zero
+ * bytes that every Intel PT decoder skips.
+ *
+ * Context: any, interrupts disabled.
+ * Return: @size.
+ */
+static long ptsim_sample_pad(struct perf_output_handle *output,
+			     unsigned long size)
+{
+	const void *zero = page_address(ZERO_PAGE(0));
+	unsigned long left = size;
+
+	while (left) {
+		unsigned int n = min(left, PAGE_SIZE);
+
+		perf_output_copy(output, zero, n);
+		left -= n;
+	}
+	return size;
+}
+
+/**
+ * ptsim_snapshot_aux() - pmu::snapshot_aux: copy the newest trace into a sample
+ * @event: the ptsim event, the group leader of the sampling event
+ * @output: the handle of the sample record being written
+ * @size: the number of bytes to copy; the core caps it at the AUX area size
+ *
+ * AUX sampling (attr.aux_sample_size on a group member of @event) puts
+ * the @size bytes the engine wrote last into each sample of that member,
+ * whatever the mode of the AUX area.  They end at the write position of
+ * the open transaction, handle.head + written, and are copied with
+ * perf_output_copy_aux(), which wraps around the buffer; in normal mode
+ * nothing is consumed, so the consumer of the AUX area still gets every
+ * byte.  What the FIFO holds is not in memory yet and is not included,
+ * like the content of the internal buffers of trace hardware.  The copy
+ * may start in the middle of a packet: a decoder synchronises on the
+ * first PSB, as it does on a snapshot.
+ *
+ * The core calls this from the overflow of the sampling event with
+ * interrupts disabled, possibly from NMI context in the middle of the
+ * engine's own code on this CPU.  The transaction fields are trusted only
+ * while @c->buf is set, which ptsim_begin() does last and ptsim_commit()
+ * undoes first, and @c->written only counts bytes already stored, so the
+ * copy never reads outside the buffer of the open transaction, whose
+ * pages perf keeps while it is open.  Without an open transaction (the
+ * engine stopped, say because the buffer is full, or is between two
+ * transactions) the sample is filled with PAD packets.  Nothing here
+ * changes the engine's state.
+ *
+ * Context: the CPU @event is active on, interrupts disabled, any context
+ * up to NMI.
+ * Return: the number of bytes written into @output, @size unless
+ * perf_output_copy_aux() fails.
+ */
+static long ptsim_snapshot_aux(struct perf_event *event,
+			       struct perf_output_handle *output,
+			       unsigned long size)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+	struct ptsim_buf *buf = READ_ONCE(c->buf);
+	unsigned long to;
+
+	barrier();	/* the handle only once @buf is seen; see above */
+	if (!buf || READ_ONCE(c->event) != event || size > buf->size)
+		return ptsim_sample_pad(output, size);
+
+	to = c->handle.head + READ_ONCE(c->written);
+	/* from == to (mod size) copies the whole buffer, oldest byte first. */
+	return perf_output_copy_aux(&c->handle, output, to - size, to);
+}
+
 static void ptsim_event_destroy(struct perf_event *event)
 {
 	struct ptsim_event *ev = event->pmu_private;
@@ -1164,6 +1257,7 @@ static struct pmu ptsim_pmu = {
 	.read		= ptsim_read,
 	.setup_aux	= ptsim_setup_aux,
 	.free_aux	= ptsim_free_aux,
+	.snapshot_aux	= ptsim_snapshot_aux,
 	.flush		= ptsim_flush,
 };
 

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The parts of the AUX area ABI that ptsim_test does not cover, each as
+ * the 6.12 core defines it: AUX sampling (aux_sample_size) and its caps,
+ * the errnos of aux_sample_size and aux_output requests, the default and
+ * an explicit aux_watermark, the locked-memory accounting of an AUX
+ * mapping, and PERF_RECORD_ITRACE_START.
+ */
+#include "ptsim_lib.h"
+#include <sys/resource.h>
+#include "../kselftest_harness.h"
+
+#define MLOCK_SYSCTL	"/proc/sys/kernel/perf_event_mlock_kb"
+#define PARANOID_SYSCTL	"/proc/sys/kernel/perf_event_paranoid"
+
+static struct perf_event_attr sw_attr(__u64 config, __u64 period)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = config,
+		.sample_period = period,
+		.exclude_kernel = 1,
+	};
+
+	return attr;
+}
+
+/* ---- AUX sampling ---- */
+
+struct samples {
+	unsigned long n, with_trace, errors, unexplained, lost;
+	unsigned long bad_size, backwards;
+	__u64 size, last_seq;
+	bool have_seq;
+};
+
+/*
+ * Take every PERF_SAMPLE_AUX sample (sample_type is PERF_SAMPLE_AUX alone:
+ * u64 size, then size bytes) out of a data area, and check its trace with
+ * the ptsim checker.  A sample may start in the middle of a packet, so it
+ * is walked like a snapshot, from its first PSB.  The newest trace is
+ * taken each time, so the last sequence number never goes back.
+ */
+static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
+			 long psz, __u64 want, struct samples *out)
+{
+	unsigned char *data = (unsigned char *)pg + psz;
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = pg->data_tail;
+	static unsigned char rec[65536];
+	struct sess snap = { .snapshot = true };
+
+	while (tail < head) {
+		struct perf_event_header *h = (void *)rec;
+		size_t off = tail % data_size, i;
+
+		for (i = 0; i < sizeof(*h); i++)
+			rec[i] = data[(off + i) % data_size];
+		if (h->size < sizeof(*h))
+			break;
+		for (i = 0; i < h->size; i++)
+			rec[i] = data[(off + i) % data_size];
+		if (h->type == PERF_RECORD_LOST) {
+			out->lost++;
+		} else if (h->type == PERF_RECORD_SAMPLE) {
+			__u64 size;
+			struct walk w;
+
+			memcpy(&size, rec + sizeof(*h), sizeof(size));
+			out->n++;
+			if (size != want ||
+			    sizeof(*h) + sizeof(size) + size != h->size) {
+				out->bad_size++;
+				out->size = size;
+			} else {
+				memset(&w, 0, sizeof(w));
+				walk_piece(&snap, &w, rec + sizeof(*h) + 8,
+					   size, 0, 0);
+				out->errors += w.errors;
+				out->unexplained += w.unexplained;
+				if (w.ptw64) {
+					out->with_trace++;
+					if (out->have_seq &&
+					    w.last_seq < out->last_seq)
+						out->backwards++;
+					out->last_seq = w.last_seq;
+					out->have_seq = true;
+				}
+			}
+		}
+		tail += h->size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/*
+ * A ptsim leader with a read-only (overwrite) AUX area of aux_pages on a
+ * burner, and a task-clock member sampling every 5 ms of its CPU time
+ * with aux_sample_size = sample_size.  Every sample must carry want bytes
+ * of AUX data.
+ */
+static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
+			 __u32 sample_size, __u64 want, struct samples *out)
+{
+	struct perf_event_attr attr, sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK,
+						   5 * 1000 * 1000);
+	const int data_pages = 64;
+	struct perf_event_mmap_page *pg;
+	int fd, sfd, go, status = -1;
+	struct sess s;
+	long psz = sysconf(_SC_PAGESIZE);
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(300, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	sw.sample_type = PERF_SAMPLE_AUX;
+	sw.aux_sample_size = sample_size;
+	sfd = perf_open(&sw, pid, -1, fd);
+	ASSERT_GE(sfd, 0) TH_LOG("sampler: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, aux_pages, true));
+	pg = mmap(NULL, (1 + data_pages) * psz, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, sfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	release(go);
+	for (;;) {
+		usleep(10 * 1000);
+		read_samples(pg, data_pages * psz, psz, want, out);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	read_samples(pg, data_pages * psz, psz, want, out);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("aux_pages=%d sample_size=%u: samples=%lu with_trace=%lu",
+	       aux_pages, sample_size, out->n, out->with_trace);
+	TH_LOG("lost=%lu bad_size=%lu (got %llu, want %llu)", out->lost,
+	       out->bad_size, (unsigned long long)out->size,
+	       (unsigned long long)want);
+	munmap(pg, (1 + data_pages) * psz);
+	close(sfd);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * Samples carry the newest trace, aux_sample_size bytes of it; the trace
+ * decodes and moves forward from one sample to the next.
+ */
+TEST(aux_sample)
+{
+	struct samples r;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	aux_sampling(_metadata, 16, 4096, 4096, &r);
+	EXPECT_GE(r.n, 5);
+	EXPECT_EQ(0, r.bad_size);
+	EXPECT_EQ(0, r.errors);
+	EXPECT_EQ(0, r.unexplained);
+	EXPECT_EQ(0, r.backwards);
+	/* All but a sample taken before any trace was written. */
+	EXPECT_GE(r.with_trace + 1, r.n);
+}
+
+/*
+ * aux_sample_size is capped at the AUX area size and rounded down to a
+ * multiple of 8 bytes.
+ */
+TEST(aux_sample_size_caps)
+{
+	struct samples r;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	aux_sampling(_metadata, 2, 60000, 8192, &r);
+	EXPECT_GE(r.n, 5);
+	EXPECT_EQ(0, r.bad_size);
+	EXPECT_EQ(0, r.errors);
+	EXPECT_GE(r.with_trace, 1);
+
+	aux_sampling(_metadata, 16, 1001, 1000, &r);
+	EXPECT_GE(r.n, 5);
+	EXPECT_EQ(0, r.bad_size);
+	EXPECT_EQ(0, r.errors);
+}
+
+static int open_errno(struct perf_event_attr *attr, int group)
+{
+	int fd = perf_open(attr, 0, -1, group);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno;
+}
+
+/*
+ * aux_sample_size needs a group leader whose PMU can snapshot its AUX
+ * area: without a group, or with a software leader, it is EINVAL.
+ */
+TEST(aux_sample_size_errnos)
+{
+	struct perf_event_attr attr,
+		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 1000000),
+		lead = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 0);
+	int fd, lfd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	sw.sample_type = PERF_SAMPLE_AUX;
+	sw.aux_sample_size = 4096;
+	EXPECT_EQ(EINVAL, open_errno(&sw, -1));
+
+	lfd = perf_open(&lead, 0, -1, -1);
+	ASSERT_GE(lfd, 0);
+	EXPECT_EQ(EINVAL, open_errno(&sw, lfd));
+	close(lfd);
+
+	/* With a ptsim leader the same member is accepted. */
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(0, open_errno(&sw, fd));
+	close(fd);
+}
+
+/*
+ * aux_output needs PERF_PMU_CAP_AUX_OUTPUT on the member's PMU and an
+ * aux_output_match() that accepts the leader.  In a guest without a
+ * hardware PMU no PMU has it (ptsim does not claim it: no PMU it could
+ * match exists), so only the refusal is testable: EOPNOTSUPP, checked
+ * before the leader or aux_sample_size are looked at.
+ */
+TEST(aux_output_errnos)
+{
+	struct perf_event_attr attr,
+		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 1000000);
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+
+	sw.aux_output = 1;
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, fd));
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, -1));
+	sw.aux_sample_size = 4096;
+	sw.sample_type = PERF_SAMPLE_AUX;
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, fd));
+	close(fd);
+
+	/* ptsim itself cannot be an aux_output event either. */
+	attr.aux_output = 1;
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&attr, -1));
+}
+
+/* ---- aux_watermark ---- */
+
+/*
+ * Trace a burner with the whole AUX area as one ptsim region (no
+ * padding), so that the only things that end a transaction are the
+ * watermark, a sched-out and a full buffer.  The data area wakes nobody
+ * (its watermark is its size), so every POLLIN is an AUX wake-up.
+ */
+static void trace_watermark(struct __test_metadata *_metadata, struct sess *s,
+			    int aux_pages, __u32 watermark, const char *name)
+{
+	struct perf_event_attr attr;
+	int fd, go, status;
+	pid_t pid;
+
+	ptsim_attr(&attr, PTSIM_REGION(10));
+	attr.aux_watermark = watermark;
+	attr.watermark = 1;
+	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);
+	pid = spawn_burner(400, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(s, fd, attr.config, 16, aux_pages, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	status = consume_until_exit(s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	sess_save(s, name);
+	close(fd);
+}
+
+/*
+ * The effective watermark is wm: perf hands ptsim the next multiple of
+ * it as the wake-up position, and ptsim ends its transaction with the
+ * record that reaches it.  So every multiple of wm in the trace has an
+ * AUX record ending in [m, m + 64) (64: ptsim's largest record), no
+ * record runs on past one, and each crossing wakes the consumer at most
+ * once.  If the watermark were smaller, records would end at its
+ * multiples too: check that some record runs across the middle between
+ * two multiples of wm.
+ */
+static void check_watermark(struct __test_metadata *_metadata, struct sess *s,
+			    __u64 wm)
+{
+	__u64 end = 0, m, half_crossed = 0, missing = 0, overrun = 0;
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++) {
+		struct aux_rec *r = &s->recs[i];
+
+		if (r->type != PERF_RECORD_AUX || !r->b)
+			continue;
+		m = (r->a / wm + 1) * wm;
+		if (r->a + r->b >= m + 64)
+			overrun++;
+		m = r->a / wm * wm + wm / 2;
+		if (r->a < m && r->a + r->b >= m + 64)
+			half_crossed++;
+		if (r->a + r->b > end)
+			end = r->a + r->b;
+	}
+	for (m = wm; m + 64 <= end; m += wm) {
+		/*
+		 * At the end of the buffer a record that does not fit is
+		 * padded and skipped instead: the record before ends short.
+		 */
+		__u64 lo = m % s->aux_size ? m : m - 64;
+		bool found = false;
+
+		for (i = 0; i < s->nrecs && !found; i++) {
+			struct aux_rec *r = &s->recs[i];
+
+			found = r->type == PERF_RECORD_AUX &&
+				r->a + r->b >= lo && r->a + r->b < m + 64;
+		}
+		if (!found)
+			missing++;
+	}
+	TH_LOG("wm=%llu bytes=%llu aux_records=%lu wakeups=%lu truncated=%lu",
+	       (unsigned long long)wm, (unsigned long long)end,
+	       s->aux_records, s->wakeups, s->truncated);
+	TH_LOG("missing=%llu overrun=%llu half_crossed=%llu",
+	       (unsigned long long)missing, (unsigned long long)overrun,
+	       (unsigned long long)half_crossed);
+	/*
+	 * Two watermarks of trace, or a full buffer: a consumer that falls
+	 * behind may find its event off for good after TRUNCATED (the
+	 * disable can land after its restart), but by then the trace ends
+	 * within a record of the area's size.
+	 */
+	ASSERT_GE(end, 2 * wm < s->aux_size ? 2 * wm : s->aux_size - 64)
+		TH_LOG("too little trace to test");
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, overrun);
+	EXPECT_GE(half_crossed, 1);
+	EXPECT_GE(s->aux_records, end / wm);
+	EXPECT_GE(s->wakeups, 1);
+	EXPECT_LE(s->wakeups, end / wm + s->truncated + 1);
+}
+
+/* No aux_watermark: half the AUX area. */
+TEST(aux_watermark_default)
+{
+	struct sess s;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	trace_watermark(_metadata, &s, 32, 0, "aux_watermark_default");
+	check_watermark(_metadata, &s, s.aux_size / 2);
+	sess_free(&s);
+}
+
+/* An explicit aux_watermark, here an eighth of the area. */
+TEST(aux_watermark_explicit)
+{
+	struct sess s;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	trace_watermark(_metadata, &s, 32, 16 * 1024, "aux_watermark_explicit");
+	check_watermark(_metadata, &s, 16 * 1024);
+	sess_free(&s);
+}
+
+/* ---- locked memory ---- */
+
+static long read_long(const char *path)
+{
+	long v = LONG_MIN;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return LONG_MIN;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = LONG_MIN;
+	fclose(f);
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) > 0 ? 0 : -1;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
+/* VmPin of this process in KiB, -1 if not found. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+struct mlock_result {
+	int setup;		/* 0, or the step that failed */
+	int err;		/* its errno */
+	int bad_errno[2];	/* errno of the two mappings over the limit */
+	int ok_errno[2];	/* errno of the two mappings within it */
+	long pin[7];		/* VmPin (KiB) before and after each step */
+};
+
+static int aux_map(int fd, struct perf_event_mmap_page *pg, long psz,
+		   long pages, void **out)
+{
+	pg->aux_offset = 2 * psz;
+	pg->aux_size = pages * psz;
+	*out = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    2 * psz);
+	return *out == MAP_FAILED ? errno : 0;
+}
+
+/*
+ * As nobody (uid 65534, no capabilities), with perf_event_mlock_kb giving
+ * the user a limit and RLIMIT_MEMLOCK rlim_pages: map a data area of one
+ * page (two with the user page), then AUX areas of bad_pages (over the limit) and ok_pages (just
+ * within it), twice each, unmapping in between.
+ */
+static void mlock_child(int wfd, long psz, long ok_pages, long bad_pages,
+			long rlim_pages)
+{
+	struct rlimit rl = { rlim_pages * psz, rlim_pages * psz };
+	struct mlock_result r = { 0 };
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	void *aux;
+	int fd, i;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		r.setup = 1;
+		goto out;
+	}
+	if (setgid(65534) || setuid(65534)) {
+		r.setup = 2;
+		goto out;
+	}
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	if (fd < 0) {
+		r.setup = 3;
+		goto out;
+	}
+	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		r.setup = 4;
+		goto out;
+	}
+	r.pin[0] = vm_pin_kb();
+	for (i = 0; i < 2; i++) {
+		r.bad_errno[i] = aux_map(fd, pg, psz, bad_pages, &aux);
+		if (!r.bad_errno[i])
+			munmap(aux, bad_pages * psz);
+		r.pin[1 + 3 * i] = vm_pin_kb();
+		r.ok_errno[i] = aux_map(fd, pg, psz, ok_pages, &aux);
+		r.pin[2 + 3 * i] = vm_pin_kb();
+		if (!r.ok_errno[i])
+			munmap(aux, ok_pages * psz);
+		r.pin[3 + 3 * i] = vm_pin_kb();
+	}
+	munmap(pg, 2 * psz);
+	close(fd);
+out:
+	r.err = errno;
+	if (write(wfd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * 6.12 charges a mapping to the user's perf_mlock up to
+ * perf_event_mlock_kb (times the online CPUs), and the rest to the
+ * process's pinned_vm (VmPin), which may not exceed RLIMIT_MEMLOCK
+ * without CAP_IPC_LOCK (when perf_event_paranoid > -1): EPERM, with
+ * nothing charged.  Unmapping gives back all of it, so the same mapping
+ * succeeds again; a leak of even one page of either charge would make it
+ * fail, as the limit is set to exactly what it needs.
+ */
+TEST(aux_mlock_limit)
+{
+	long psz = sysconf(_SC_PAGESIZE), ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long old_mlock, old_paranoid, lim, ok_pages, extra;
+	struct mlock_result r;
+	int p[2], status, i;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if (geteuid())
+		SKIP(return, "needs root to set the sysctl and drop to nobody");
+	old_mlock = read_long(MLOCK_SYSCTL);
+	old_paranoid = read_long(PARANOID_SYSCTL);
+	ASSERT_NE(LONG_MIN, old_mlock);
+	ASSERT_NE(LONG_MIN, old_paranoid);
+
+	/* 8 pages per CPU for the user; the data area takes 2 of them. */
+	lim = 8 * ncpus;
+	for (ok_pages = 1; ok_pages < lim; ok_pages *= 2)
+		;
+	extra = ok_pages - (lim - 2);	/* what goes to VmPin */
+
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 8 * psz / 1024));
+	/* nobody may trace itself with exclude_kernel at paranoid 2. */
+	if (old_paranoid > 2 || old_paranoid < 0)
+		EXPECT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		mlock_child(p[1], psz, ok_pages, 2 * ok_pages, extra);
+	}
+	close(p[1]);
+	memset(&r, 0, sizeof(r));
+	i = read(p[0], &r, sizeof(r));
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, old_mlock));
+	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+
+	ASSERT_EQ(sizeof(r), i);
+	ASSERT_EQ(0, r.setup) TH_LOG("setup step %d: %s", r.setup,
+				     strerror(r.err));
+	TH_LOG("cpus=%ld user limit=%ld, aux ok=%ld bad=%ld, rlimit=%ld pages",
+	       ncpus, lim, ok_pages, 2 * ok_pages, extra);
+	TH_LOG("VmPin kB: %ld %ld %ld %ld %ld %ld %ld", r.pin[0], r.pin[1],
+	       r.pin[2], r.pin[3], r.pin[4], r.pin[5], r.pin[6]);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(EPERM, r.bad_errno[i]);
+		EXPECT_EQ(0, r.ok_errno[i]);
+	}
+	/* before; after the refusal, mapped, unmapped; then again */
+	EXPECT_EQ(0, r.pin[0]);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(r.pin[0], r.pin[1 + 3 * i]);
+		EXPECT_EQ(r.pin[0] + extra * psz / 1024, r.pin[2 + 3 * i]);
+		EXPECT_EQ(r.pin[0], r.pin[3 + 3 * i]);
+	}
+}
+
+/* ---- ITRACE_START ---- */
+
+/*
+ * 6.12 logs PERF_RECORD_ITRACE_START when an ITRACE event is scheduled in
+ * until the PMU reports its trace started (perf_event_itrace_started()),
+ * which ptsim does on its first start: so exactly one, naming the traced
+ * task, before any AUX record, however often the task is scheduled in
+ * (each sched-out ends a transaction: many AUX records).
+ */
+TEST(itrace_start_once)
+{
+	struct perf_event_attr attr;
+	int fd, p[2], status, i;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+	char c;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(3);
+		for (i = 0; i < 40; i++) {
+			burn(2);
+			usleep(1000);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	/* Larger than the trace: the buffer never fills (no restarts). */
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(p[1]);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "itrace_start_once");
+	TH_LOG("itrace_start=%lu aux_records=%lu pge=%lu bytes=%zu",
+	       s.itrace_start, s.aux_records, w.pge, s.len);
+	EXPECT_EQ(1, s.itrace_start);
+	ASSERT_GE(s.nrecs, 1);
+	EXPECT_EQ(PERF_RECORD_ITRACE_START, s.recs[0].type);
+	EXPECT_EQ(pid, (pid_t)s.recs[0].a);
+	EXPECT_EQ(pid, (pid_t)s.recs[0].b);
+	/* Scheduled in many times: each sched-in writes a TIP.PGE. */
+	EXPECT_GE(w.pge, 10);
+	EXPECT_GE(s.aux_records, 10);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	close(fd);
+	sess_free(&s);
+}
+
+TEST_HARNESS_MAIN
