@@ -262,14 +262,14 @@ result $ok "series: a patch that no longer applies fails with a message naming i
 git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
 
 # The AUX rewrite goes into ours only: a 01xx series entry and an overlay
-# file under kernel/events/ (patches/rewrite) must be in ours and not in
+# file kernel/events/aux* (patches/rewrite) must be in ours and not in
 # upstream; a shared entry (zz-selftest.patch, restored) in both.
 sed -i 's/^-Linux kernel, edited since$/-Linux kernel/' "$S/zz-selftest.patch"
 git -C "$TREE" show base:CREDITS >"$D/CREDITS.a"
 sed '1s/.*/(rewrite probe)/' "$D/CREDITS.a" >"$D/CREDITS.b"
 diff -u --label a/CREDITS --label b/CREDITS "$D/CREDITS.a" "$D/CREDITS.b" >"$S/0199-rewrite-probe.patch"
 echo 0199-rewrite-probe.patch >>"$S/series"
-rprobe=kernel/events/harness-selftest-probe.txt
+rprobe=kernel/events/aux-harness-selftest-probe.txt
 trap 'rm -f "$TOP/$rprobe"' EXIT
 echo "harness self-test: rewrite probe" >"$TOP/$rprobe"
 rc=0
@@ -286,7 +286,7 @@ ok=1
 	first refs/harness/ours README | grep -q 'harness self-test' &&
 	first refs/harness/upstream README | grep -q 'harness self-test' &&
 	has refs/harness/upstream tools/aux/aux-record.c && ok=0
-result $ok "series: the AUX rewrite (a 01xx entry, a kernel/events/ overlay file) goes into ours only, the rest into both"
+result $ok "series: the AUX rewrite (a 01xx entry, a kernel/events/aux* overlay file) goes into ours only, the rest into both"
 git -C "$TREE" update-ref -d refs/harness/ours 2>/dev/null
 git -C "$TREE" update-ref -d refs/harness/upstream 2>/dev/null
 
