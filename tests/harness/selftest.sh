@@ -263,7 +263,8 @@ git -C "$TREE" update-ref -d refs/harness/selftest 2>/dev/null
 
 # The AUX rewrite goes into ours only: a 01xx series entry and an overlay
 # file kernel/events/aux* (patches/rewrite) must be in ours and not in
-# upstream; a shared entry (zz-selftest.patch, restored) in both.
+# upstream; a shared entry (zz-selftest.patch, restored) and the other
+# overlay files of kernel/events/ (flush.c) in both.
 sed -i 's/^-Linux kernel, edited since$/-Linux kernel/' "$S/zz-selftest.patch"
 git -C "$TREE" show base:CREDITS >"$D/CREDITS.a"
 sed '1s/.*/(rewrite probe)/' "$D/CREDITS.a" >"$D/CREDITS.b"
@@ -285,8 +286,9 @@ ok=1
 	[ "$(first refs/harness/upstream CREDITS)" != '(rewrite probe)' ] &&
 	first refs/harness/ours README | grep -q 'harness self-test' &&
 	first refs/harness/upstream README | grep -q 'harness self-test' &&
-	has refs/harness/upstream tools/aux/aux-record.c && ok=0
-result $ok "series: the AUX rewrite (a 01xx entry, a kernel/events/aux* overlay file) goes into ours only, the rest into both"
+	has refs/harness/upstream tools/aux/aux-record.c &&
+	has refs/harness/upstream kernel/events/flush.c && ok=0
+result $ok "series: the AUX rewrite (a 01xx entry, a kernel/events/aux* overlay file) goes into ours only, the rest (flush.c too) into both"
 git -C "$TREE" update-ref -d refs/harness/ours 2>/dev/null
 git -C "$TREE" update-ref -d refs/harness/upstream 2>/dev/null
 
