@@ -586,13 +586,17 @@ static inline double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Spin in user space for ms milliseconds. */
+/*
+ * Spin in user space for ms milliseconds, or until killed if ms < 0 (for
+ * a test that stops the child once it has seen what it waits for, so
+ * that a starved guest makes it slower, never wrong).
+ */
 static inline void burn(int ms)
 {
 	double end = now_ms() + ms;
 
 	/* clock_gettime() is a vDSO call: this stays in user space. */
-	while (now_ms() < end)
+	while (ms < 0 || now_ms() < end)
 		;
 }
 
@@ -607,7 +611,8 @@ static inline int pin_to(int cpu)
 
 /*
  * Fork a child that waits for a byte on a pipe, then burns ms of CPU
- * (pinned to cpu if >= 0) and exits.  *go is the write end.
+ * (pinned to cpu if >= 0) and exits; with ms < 0 it burns until killed
+ * (see stop_burner()).  *go is the write end.
  */
 static inline pid_t spawn_burner(int ms, int cpu, int *go)
 {
@@ -639,6 +644,31 @@ static inline void release(int go)
 	if (write(go, "g", 1) != 1)
 		perror("write");
 	close(go);
+}
+
+/*
+ * Consume until at least len bytes of trace have been copied out, or
+ * timeout_ms have passed.  Returns whether len was reached.  The limit
+ * is generous: it only bounds a test whose data stopped for good.
+ */
+static inline bool consume_until_len(struct sess *s, size_t len,
+				     int timeout_ms)
+{
+	double end = now_ms() + timeout_ms;
+
+	while (s->len < len && now_ms() < end)
+		sess_poll(s, 10);
+	return s->len >= len;
+}
+
+/* Kill a burner started with ms < 0; true if it died of that signal. */
+static inline bool stop_burner(pid_t pid)
+{
+	int status;
+
+	if (kill(pid, SIGKILL) || waitpid(pid, &status, 0) != pid)
+		return false;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
 /* Consume until the child exits, then drain once more. */

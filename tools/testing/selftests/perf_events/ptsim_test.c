@@ -117,7 +117,18 @@ TEST(bad_config_is_einval)
 		close(fd);
 }
 
-/* Normal streaming: everything arrives, numbered from 0, no gaps. */
+/*
+ * Normal streaming: everything arrives, numbered from 0, no gaps.
+ *
+ * "No loss" must not depend on the consumer being scheduled in time (a
+ * loaded TCG host can starve it for a long while), so the AUX area is
+ * larger than anything the run can produce: at the default rate ptsim
+ * writes 64 records of 16 bytes per 100 us tick, ~10 MB/s, and never
+ * catches up on late ticks, so a child burning 300 ms yields at most
+ * ~3.2 MB with the PSB+ and PGE/PGD packets, well within 8 MiB.  The
+ * 64 KiB watermark still has the consumer woken and reading all along.
+ * Wrapping under pressure is what stalled_consumer and watermark test.
+ */
 TEST(stream)
 {
 	struct sess s;
@@ -127,7 +138,7 @@ TEST(stream)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	fd = trace_child(_metadata, &s, 0, 256, 300, 0);
+	fd = trace_child(_metadata, &s, 0, 2048, 300, 64 * 1024);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "stream");
 	TH_LOG("bytes=%zu aux_records=%lu packets=%lu ptw=%lu psb=%lu",
@@ -160,6 +171,10 @@ TEST(stream)
  * TRUNCATED, perf disables the event and aux_head stands still.  After
  * the consumer catches up and re-enables, tracing resumes, and the lost
  * records are explained by the TRUNCATED record.
+ *
+ * Nothing here depends on how fast the guest runs: the child burns until
+ * it is killed, and each phase waits for what it needs to see (bounded
+ * only against a test that hangs), rather than for a fixed time.
  */
 TEST(stalled_consumer)
 {
@@ -167,14 +182,15 @@ TEST(stalled_consumer)
 	struct sess s;
 	struct walk w;
 	__u64 head1, head2;
-	int fd, go, status;
+	int fd, go;
 	size_t before;
+	double end;
 	pid_t pid;
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(600, -1, &go);
+	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0);
@@ -182,23 +198,31 @@ TEST(stalled_consumer)
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 
-	/* 16 KiB at ~10 MB/s fills in a few ms; wait much longer. */
-	usleep(150 * 1000);
+	/* Read the records, never aux_tail, until the buffer has filled. */
+	for (end = now_ms() + 20000; !s.truncated && now_ms() < end;) {
+		usleep(10 * 1000);
+		sess_read_records(&s);
+	}
+	ASSERT_GE(s.truncated, 1) TH_LOG("16 KiB of AUX area never filled");
 	head1 = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
 	usleep(50 * 1000);
 	head2 = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
 	EXPECT_EQ(head1, head2) TH_LOG("aux_head moved while the buffer was full");
 	/* Full: less room left than the record that did not fit. */
 	EXPECT_GT(head2 - s.pg->aux_tail, s.aux_size - 64);
-	sess_read_records(&s);
-	EXPECT_GE(s.truncated, 1);
 
-	/* Catch up and restart; from now on keep up. */
+	/*
+	 * Catch up and restart.  The consumer need not keep up from now
+	 * on (under TCG it often cannot, with 16 KiB at ~10 MB/s): every
+	 * further TRUNCATED is restarted the same way, by sess_poll().
+	 * Twice the buffer after the re-enable proves tracing went on.
+	 */
 	sess_restart(&s);
 	before = s.len;
-	status = consume_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	EXPECT_GT(s.len - before, 16 * 1024) TH_LOG("no data after re-enable");
+	EXPECT_TRUE(consume_until_len(&s, before + 2 * s.aux_size, 20000))
+		TH_LOG("%zu bytes after re-enable", s.len - before);
+	EXPECT_TRUE(stop_burner(pid));
+	sess_poll(&s, 0);
 
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "stalled_consumer");
@@ -466,6 +490,16 @@ TEST(per_cpu)
 }
 
 /*
+ * The engine's rate in the pause tests, written out so that the bound in
+ * pause_resume can be computed from it: 64 data records per 100 us tick
+ * (ptsim's defaults).
+ */
+#define PAUSE_RATE	64
+#define PAUSE_TICK_US	100
+/* The member's task-clock period: its first overflow pauses (or resumes). */
+#define MEMBER_PERIOD_MS 10
+
+/*
  * Pause and resume (aux_action): a ptsim leader opened with
  * aux_start_paused produces nothing until a group member whose overflow
  * has aux_resume set fires; one with aux_pause stops it again.
@@ -478,15 +512,21 @@ static size_t trace_paused(struct __test_metadata *_metadata,
 		.size = sizeof(sw),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.sample_period = 20 * 1000 * 1000,	/* 20 ms */
-		.exclude_kernel = 1,
+		.sample_period = MEMBER_PERIOD_MS * 1000 * 1000,
+		/*
+		 * Kernel time counts too: a task-clock overflow that lands
+		 * in kernel mode is dropped when kernel time is excluded,
+		 * and on a starved guest, busy with interrupts, most of
+		 * them did, so the pause came arbitrarily late.
+		 */
+		.exclude_kernel = 0,
 	};
 	struct sess s;
 	struct walk w;
 	int fd, mfd = -1, go, status;
 	pid_t pid;
 
-	ptsim_attr(&attr, 0);
+	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
 	attr.aux_start_paused = start_paused;
 	pid = spawn_burner(200, -1, &go);
 	if (pid <= 0)
@@ -516,8 +556,19 @@ static size_t trace_paused(struct __test_metadata *_metadata,
 	return w.ptw64;
 }
 
+/*
+ * The bounds checked here do not depend on how fast the guest runs.
+ * The engine's hrtimer and the member's task clock both run only while
+ * the child does, and a late tick is never caught up, so before the
+ * first member overflow at most MEMBER_PERIOD_MS / PAUSE_TICK_US ticks
+ * produce, PAUSE_RATE records each; the tick after the pause still
+ * may (tracing stops "within one tick", see ptsim.c), and one more for
+ * the timer that is restarted at each sched-in rounds the bound up.
+ */
 TEST(pause_resume)
 {
+	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
+			     PAUSE_RATE;
 	size_t plain, paused, resumed, pause_member;
 
 	if (ptsim_type() < 0)
@@ -526,12 +577,17 @@ TEST(pause_resume)
 	paused = trace_paused(_metadata, true, 0, "pause_start_paused");
 	resumed = trace_paused(_metadata, true, 2, "pause_resumed");
 	pause_member = trace_paused(_metadata, false, 1, "pause_paused");
-	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu",
-	       plain, paused, resumed, pause_member);
-	EXPECT_GT(plain, 1000);
+	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
+	       plain, paused, resumed, pause_member, bound);
+	/*
+	 * At least a few ticks' worth: the child burned 200 ms.  (Unloaded,
+	 * plain is ~50000 records, far above the bound, so a pause that
+	 * does not stop the engine fails the last check.)
+	 */
+	EXPECT_GT(plain, 2 * PAUSE_RATE);
+	EXPECT_GT(resumed, 2 * PAUSE_RATE);
 	EXPECT_EQ(0, paused);
-	EXPECT_GT(resumed, 100);
-	EXPECT_LT(pause_member, plain / 2);
+	EXPECT_LE(pause_member, bound);
 }
 
 TEST_HARNESS_MAIN
