@@ -619,7 +619,9 @@ static int decode_segment(const struct trace *t, const struct segment *sg,
 		} else if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 1) {
 			check_seq(t, s, r, pkt.payload.ptw.payload,
 				  sg->aux_off + off);
-		} else if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 0) {
+		} else if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 0 &&
+			   !pkt.payload.ptw.ip) {
+			/* (with the IP bit, it is a ptsim_mark sample) */
 			if (s->ovf)
 				s->dropped += pkt.payload.ptw.payload;
 		}

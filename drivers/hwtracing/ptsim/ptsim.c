@@ -47,6 +47,7 @@
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
@@ -175,6 +176,8 @@ struct ptsim_event {
  * @written: bytes written in the open transaction (in overwrite mode,
  * region padding included)
  * @tracing: producing packets, that is, enabled and not paused
+ * @mark: the ptsim_mark event in @event's group, NULL if none (see
+ * "ptsim_mark" below)
  *
  * Only used on its own CPU with interrupts disabled (see "Contexts and
  * serialisation"), so it needs no lock.
@@ -186,6 +189,7 @@ struct ptsim_cpu {
 	struct ptsim_buf		*buf;
 	unsigned long			written;
 	bool				tracing;
+	struct perf_event		*mark;
 };
 
 static DEFINE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
@@ -269,6 +273,15 @@ static unsigned int pt_ptw32(u8 *p, u32 v)
 	return 6;
 }
 
+/* PTW, 4 bytes of payload, IP bit set: a FUP with the IP follows. */
+static unsigned int pt_ptw32_ip(u8 *p, u32 v)
+{
+	p[0] = 0x02;
+	p[1] = 0x92;
+	put_unaligned_le32(v, p + 2);
+	return 6;
+}
+
 static u64 ptsim_tsc(void)
 {
 #ifdef CONFIG_X86
@@ -317,6 +330,14 @@ static unsigned int rec_disable(u8 *p, u64 ip)
 	if (ip)
 		n = pt_ip(p, PT_FUP, ip);
 	return n + pt_ip(p + n, PT_TIP_PGD, 0);
+}
+
+/* A ptsim_mark sample: PTW(IP=1) with its number, and the FUP. */
+static unsigned int rec_mark(u8 *p, u32 nr, u64 ip)
+{
+	unsigned int n = pt_ptw32_ip(p, nr);
+
+	return n + pt_ip(p + n, PT_FUP, ip);
 }
 
 static unsigned int rec_overflow(u8 *p, u32 lost, u64 ip)
@@ -751,6 +772,8 @@ static void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event)
 	event->hw.state = PERF_HES_STOPPED;
 }
 
+static void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+
 /**
  * ptsim_tick() - one tick of the trace engine
  * @timer: the engine's hrtimer
@@ -782,8 +805,11 @@ static enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 		ptsim_trace_off(c, ev, ip);
 	else if (!paused && !c->tracing)
 		ptsim_trace_on(c, ev, ip);
-	if (c->tracing)
+	if (c->tracing) {
 		ptsim_produce(c, ev, ip);
+		if (c->mark)
+			ptsim_mark_tick(c, ev, ip);
+	}
 	ptsim_account(event);
 
 	if (!ptsim_drain(c, ev, ev->drain)) {
@@ -1261,9 +1287,133 @@ static struct pmu ptsim_pmu = {
 	.flush		= ptsim_flush,
 };
 
+/*
+ * ---- ptsim_mark: a sampling PMU whose samples go into the trace ----
+ *
+ * What PERF_PMU_CAP_AUX_OUTPUT and pmu::aux_output_match exist for: on
+ * Intel, PEBS records can be written into the Intel PT trace instead of
+ * the perf buffer, when the PEBS event is in a group led by an intel_pt
+ * event and has attr.aux_output set.  ptsim_mark models that pairing.  A
+ * ptsim_mark event counts the ticks of the ptsim engine that traces its
+ * group leader (while tracing: not paused, not stopped).  If it samples
+ * (attr.sample_period, no freq), which it may only do with aux_output,
+ * every sample_period-th tick writes a sample into the trace: a PTW
+ * packet with the IP bit set and the sample's number as payload (the
+ * count divided by the period: 1, 2, 3...), then a FUP with the user IP,
+ * as a PTWRITE with IP=1 is traced.  Outside such a group it counts
+ * nothing.
+ *
+ * It is a separate PMU in the hardware context, like the core PMU whose
+ * PEBS events intel_pt pairs with; ptsim is in the software context, as
+ * intel_pt is, which is what lets the perf core group the two.
+ *
+ * State: the engine finds the event through ptsim_cpu::mark, which
+ * pmu::add sets when the event joins its leader's engine on this CPU and
+ * pmu::del clears.  The perf core adds a group's leader before its
+ * siblings and removes them together under the context lock, and the
+ * tick runs on the same CPU with interrupts off, so the pointer needs no
+ * lock (see "Contexts and serialisation").  The count is event->count
+ * itself, only written by the tick on the event's CPU.
+ */
+static struct pmu ptsim_mark_pmu;
+
+/* Count one engine tick for the mark event; sample every period-th. */
+static void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+{
+	struct perf_event *mark = c->mark;
+	u64 period = mark->hw.sample_period;
+	u8 rec[PTSIM_MAX_RECORD];
+	u64 n, nr;
+
+	if (mark->hw.state & PERF_HES_STOPPED)
+		return;
+	n = local64_add_return(1, &mark->count);
+	if (!period || !mark->attr.aux_output)
+		return;
+	nr = div64_u64(n, period);
+	if (nr * period == n)
+		put_control(ev, rec, rec_mark(rec, (u32)nr, ip));
+}
+
+static int ptsim_mark_event_init(struct perf_event *event)
+{
+	if (event->attr.type != ptsim_mark_pmu.type)
+		return -ENOENT;
+	if (event->attr.config || event->attr.config1 || event->attr.config2)
+		return -EINVAL;
+	/* Its samples exist only in a trace: aux_output, a fixed period. */
+	if (is_sampling_event(event) &&
+	    (event->attr.freq || !event->attr.aux_output))
+		return -EINVAL;
+	return 0;
+}
+
+static int ptsim_mark_add(struct perf_event *event, int flags)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+	struct perf_event *leader = NULL;
+
+	/*
+	 * Only with its own leader on the engine, and one per engine.  An
+	 * aux_output event goes by the perf core's pairing (aux_event),
+	 * which the core tears down when the leader goes away.
+	 */
+	if (event->attr.aux_output)
+		leader = event->aux_event;
+	else if (event->group_leader != event)
+		leader = event->group_leader;
+	if (leader && leader == c->event && !c->mark)
+		c->mark = event;
+	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
+	return 0;
+}
+
+static void ptsim_mark_del(struct perf_event *event, int flags)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+
+	if (c->mark == event)
+		c->mark = NULL;
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void ptsim_mark_start(struct perf_event *event, int flags)
+{
+	event->hw.state = 0;
+}
+
+static void ptsim_mark_stop(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void ptsim_mark_read(struct perf_event *event)
+{
+	/* The tick keeps event->count up to date. */
+}
+
+/* aux_output pairs a ptsim_mark event with a ptsim leader, nothing else. */
+static int ptsim_mark_aux_output_match(struct perf_event *event)
+{
+	return event->pmu == &ptsim_pmu;
+}
+
+static struct pmu ptsim_mark_pmu = {
+	.task_ctx_nr		= perf_hw_context,
+	.capabilities		= PERF_PMU_CAP_AUX_OUTPUT,
+	.event_init		= ptsim_mark_event_init,
+	.add			= ptsim_mark_add,
+	.del			= ptsim_mark_del,
+	.start			= ptsim_mark_start,
+	.stop			= ptsim_mark_stop,
+	.read			= ptsim_mark_read,
+	.aux_output_match	= ptsim_mark_aux_output_match,
+};
+
 static int __init ptsim_init(void)
 {
 	unsigned int cpu;
+	int ret;
 
 	for_each_possible_cpu(cpu) {
 		struct ptsim_cpu *c = per_cpu_ptr(&ptsim_cpus, cpu);
@@ -1272,7 +1422,13 @@ static int __init ptsim_init(void)
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		c->timer.function = ptsim_tick;
 	}
-	return perf_pmu_register(&ptsim_pmu, "ptsim", -1);
+	ret = perf_pmu_register(&ptsim_pmu, "ptsim", -1);
+	if (ret)
+		return ret;
+	ret = perf_pmu_register(&ptsim_mark_pmu, "ptsim_mark", -1);
+	if (ret)
+		pr_warn("ptsim_mark not registered (%d)\n", ret);
+	return 0;
 }
 
 device_initcall(ptsim_init);

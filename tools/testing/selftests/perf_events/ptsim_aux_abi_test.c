@@ -2,7 +2,8 @@
 /*
  * The parts of the AUX area ABI that ptsim_test does not cover, each as
  * the 6.12 core defines it: AUX sampling (aux_sample_size) and its caps,
- * the errnos of aux_sample_size and aux_output requests, the default and
+ * the errnos of aux_sample_size and aux_output requests, aux_output
+ * samples in the trace (with ptsim_mark), the default and
  * an explicit aux_watermark, the locked-memory accounting of an AUX
  * mapping, and PERF_RECORD_ITRACE_START.
  */
@@ -232,10 +233,10 @@ TEST(aux_sample_size_errnos)
 
 /*
  * aux_output needs PERF_PMU_CAP_AUX_OUTPUT on the member's PMU and an
- * aux_output_match() that accepts the leader.  In a guest without a
- * hardware PMU no PMU has it (ptsim does not claim it: no PMU it could
- * match exists), so only the refusal is testable: EOPNOTSUPP, checked
- * before the leader or aux_sample_size are looked at.
+ * aux_output_match() that accepts the leader.  A software event has
+ * neither, and ptsim itself does not claim the capability: EOPNOTSUPP,
+ * checked before the leader or aux_sample_size are looked at.  (The
+ * member that has it, ptsim_mark, is tested below.)
  */
 TEST(aux_output_errnos)
 {
@@ -260,6 +261,167 @@ TEST(aux_output_errnos)
 	/* ptsim itself cannot be an aux_output event either. */
 	attr.aux_output = 1;
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&attr, -1));
+}
+
+/* ---- aux_output: ptsim_mark samples written into the ptsim trace ---- */
+
+#define MARK_SYSFS	"/sys/bus/event_source/devices/ptsim_mark/type"
+
+static int mark_type(void)
+{
+	FILE *f = fopen(MARK_SYSFS, "r");
+	int type = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+/* A ptsim_mark event: every period-th engine tick a sample, or a count. */
+static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = mark_type(),
+		.sample_period = period,
+		.aux_output = aux_output,
+	};
+
+	return attr;
+}
+
+/*
+ * What the 6.12 core refuses of an aux_output event whose PMU has the
+ * capability: no group (EINVAL: the leader must be the AUX event), a
+ * leader without AUX (EINVAL, aux_output_match is not even asked), and
+ * aux_sample_size with it (EINVAL); with aux_pause or aux_resume it is
+ * EOPNOTSUPP.  A plain counting member needs no aux_output, and one
+ * with it in a ptsim group is accepted.
+ */
+TEST(aux_output_errnos_mark)
+{
+	struct perf_event_attr attr, mark,
+		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 0);
+	int fd, swfd;
+
+	if (ptsim_type() < 0 || mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+	swfd = perf_open(&sw, 0, -1, -1);
+	ASSERT_GE(swfd, 0);
+
+	mark = mark_attr(8, true);
+	EXPECT_EQ(0, open_errno(&mark, fd));
+	EXPECT_EQ(EINVAL, open_errno(&mark, -1));
+	EXPECT_EQ(EINVAL, open_errno(&mark, swfd));
+	mark.aux_sample_size = 4096;
+	mark.sample_type = PERF_SAMPLE_AUX;
+	EXPECT_EQ(EINVAL, open_errno(&mark, fd));
+	mark = mark_attr(8, true);
+	mark.aux_pause = 1;
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&mark, fd));
+	mark.aux_pause = 0;
+	mark.aux_resume = 1;
+	EXPECT_EQ(EOPNOTSUPP, open_errno(&mark, fd));
+
+	/* ptsim_mark's own rules: a sample only into a trace, no freq. */
+	mark = mark_attr(8, false);
+	EXPECT_EQ(EINVAL, open_errno(&mark, fd));
+	mark = mark_attr(8, true);
+	mark.freq = 1;
+	EXPECT_EQ(EINVAL, open_errno(&mark, fd));
+	mark = mark_attr(0, false);
+	EXPECT_EQ(0, open_errno(&mark, fd));
+	mark.config = 1;
+	EXPECT_EQ(EINVAL, open_errno(&mark, fd));
+	close(swfd);
+	close(fd);
+}
+
+/*
+ * The samples of an aux_output member land in the leader's trace, in
+ * order, each with the traced task's IP, and all of them: the engine
+ * writes sample n at the tick that brings the member's count to n times
+ * the period, so after the run the last sample number is the final
+ * count divided by the period.  The AUX area is larger than the run can
+ * produce (see ptsim_test's stream), so nothing is lost to a slow
+ * consumer.
+ */
+TEST(aux_output_samples_in_trace)
+{
+	struct perf_event_attr attr, mark = mark_attr(16, true);
+	int fd, mfd, go, status;
+	__u64 count = 0;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+
+	if (ptsim_type() < 0 || mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(200, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	mfd = perf_open(&mark, pid, -1, fd);
+	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(sizeof(count), read(mfd, &count, sizeof(count)));
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "aux_output");
+	TH_LOG("ticks=%llu samples=%lu last=%u skips=%lu ovf=%lu truncated=%lu",
+	       (unsigned long long)count, w.marks, w.last_mark, w.mark_skips,
+	       w.ovf, s.truncated);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	EXPECT_EQ(0, s.truncated);
+	EXPECT_GT(count, 16);
+	EXPECT_GE(w.marks, 1);
+	if (!w.ovf) {
+		/* Nothing dropped in the FIFO either: every sample is there. */
+		EXPECT_EQ(0, w.mark_skips);
+		EXPECT_EQ(count / 16, w.last_mark);
+		EXPECT_EQ(count / 16, w.marks);
+	}
+	/* Each sample's FUP carries a user IP, as the PSB+ FUPs do. */
+	EXPECT_GE(w.user_ips, w.marks);
+	EXPECT_EQ(0, w.bad_ips);
+	close(mfd);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * Closing the AUX event tears down the pairing: the member is put into
+ * the ERROR state, where read() returns nothing, rather than going on
+ * without a trace to write into.
+ */
+TEST(aux_output_leader_closed)
+{
+	struct perf_event_attr attr, mark = mark_attr(8, true);
+	__u64 v;
+	int fd, mfd;
+
+	if (ptsim_type() < 0 || mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+	mfd = perf_open(&mark, 0, -1, fd);
+	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
+	EXPECT_EQ(sizeof(v), read(mfd, &v, sizeof(v)));
+	close(fd);
+	EXPECT_EQ(0, read(mfd, &v, sizeof(v)));
+	close(mfd);
 }
 
 /* ---- aux_watermark ---- */

@@ -383,6 +383,9 @@ struct walk {
 	unsigned long user_ips, bad_ips;	/* IPs in FUP and TIP.PGE */
 	__u64 first_seq, last_seq;
 	bool have_seq;
+	/* ptsim_mark samples (aux_output): how many, numbers out of order */
+	unsigned long marks, mark_skips;
+	__u32 last_mark;
 };
 
 /* Length of the ptsim packet at p, 0 if it is not one ptsim writes. */
@@ -399,6 +402,7 @@ static inline size_t pt_len(const unsigned char *p, size_t left)
 			{ 0x03, 4 },	/* CBR */
 			{ 0xf3, 2 },	/* OVF */
 			{ 0x12, 6 },	/* PTW, 4-byte payload */
+			{ 0x92, 6 },	/* the same, IP bit: ptsim_mark */
 			{ 0x32, 10 },	/* PTW, 8-byte payload */
 		};
 		size_t i;
@@ -507,6 +511,13 @@ static inline void walk_piece(struct sess *s, struct walk *w,
 			w->ptw32++;
 			if (ovf)
 				ovf_lost += get_le(p + i + 2, 4);
+		} else if (p[i] == 0x02 && p[i + 1] == 0x92) {
+			__u32 nr = get_le(p + i + 2, 4);
+
+			if (nr != w->last_mark + 1)
+				w->mark_skips++;
+			w->marks++;
+			w->last_mark = nr;
 		} else if (p[i] == 0x02 && p[i + 1] == 0x32) {
 			__u64 seq = get_le(p + i + 2, 8);
 
