@@ -71,6 +71,14 @@
 #define PTSIM_CFG_NOFLUSH	BIT_ULL(53)
 #define PTSIM_CFG_MASK		GENMASK_ULL(53, 0)
 
+/* attr.config1: what the PERF_RECORD_AUX flags say. */
+#define PTSIM_CFG1_FMT		GENMASK_ULL(7, 0)
+#define PTSIM_CFG1_LOSS		GENMASK_ULL(9, 8)
+#define PTSIM_CFG1_MASK		GENMASK_ULL(9, 0)
+#define PTSIM_LOSS_NONE		0
+#define PTSIM_LOSS_PARTIAL	1
+#define PTSIM_LOSS_COLLISION	2
+
 #define PTSIM_DEF_RATE		64
 #define PTSIM_MAX_RATE		4096
 #define PTSIM_DEF_PERIOD_US	100
@@ -135,6 +143,9 @@ struct ptsim_buf {
  * @psb_period: bytes of produced trace between two PSB+ records
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
+ * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
+ * @loss_flag: the flag for a transaction that holds an OVF packet
+ * (PERF_AUX_FLAG_PARTIAL or _COLLISION), or 0
  * @fifo: the FIFO, a byte ring of @fifo_size bytes
  * @fifo_size: FIFO size in bytes, a power of two
  * @fifo_head: producer index
@@ -156,6 +167,8 @@ struct ptsim_event {
 	unsigned long	psb_period;
 	unsigned int	region_shift;
 	bool		noflush;
+	u64		aux_flags;
+	u64		loss_flag;
 
 	u8		*fifo;
 	u32		fifo_size;
@@ -176,6 +189,7 @@ struct ptsim_event {
  * @written: bytes written in the open transaction (in overwrite mode,
  * region padding included)
  * @tracing: producing packets, that is, enabled and not paused
+ * @lossy: an OVF packet went into the open transaction
  * @mark: the ptsim_mark event in @event's group, NULL if none (see
  * "ptsim_mark" below)
  *
@@ -189,6 +203,7 @@ struct ptsim_cpu {
 	struct ptsim_buf		*buf;
 	unsigned long			written;
 	bool				tracing;
+	bool				lossy;
 	struct perf_event		*mark;
 };
 
@@ -488,6 +503,7 @@ static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 	struct ptsim_buf *buf;
 
 	c->written = 0;
+	c->lossy = false;
 	buf = perf_aux_output_begin(&c->handle, event);
 	/*
 	 * Publish the transaction last: ptsim_snapshot_aux(), which may
@@ -518,8 +534,20 @@ static bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
 static void ptsim_commit(struct ptsim_cpu *c)
 {
 	struct perf_output_handle *h = &c->handle;
+	struct ptsim_event *ev = h->event->pmu_private;
 	struct ptsim_buf *buf = c->buf;
 	unsigned long size = c->written;
+	u64 flags = ev->aux_flags | (c->lossy ? ev->loss_flag : 0);
+
+	/*
+	 * The record's flags, as configured: the format type, which the
+	 * perf core reports on every record but does not emit a record
+	 * for, and the loss flag of a transaction that holds a gap (an
+	 * OVF), which gets a record even with nothing else to say.
+	 */
+	if (flags)
+		perf_aux_output_flag(h, flags);
+	c->lossy = false;
 
 	/* Withdraw the transaction from ptsim_snapshot_aux() first. */
 	WRITE_ONCE(c->buf, NULL);
@@ -655,6 +683,9 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 	aux_copy(buf, pos, rec, len);
 	barrier();	/* for ptsim_snapshot_aux() */
 	c->written += len;
+	/* An overflow record (OVF first) leaves a gap in this transaction. */
+	if (rec[0] == 0x02 && rec[1] == 0xf3)
+		c->lossy = true;
 
 	/*
 	 * Interrupt at the watermark so that perf wakes the consumer.  Not
@@ -1168,13 +1199,16 @@ static void ptsim_event_destroy(struct perf_event *event)
 static int ptsim_event_init(struct perf_event *event)
 {
 	u64 config = event->attr.config;
-	unsigned int rate, period, fifo_shift, region;
+	unsigned int rate, period, fifo_shift, region, loss;
 	struct ptsim_event *ev;
 
 	if (event->attr.type != ptsim_pmu.type)
 		return -ENOENT;
-	if ((config & ~PTSIM_CFG_MASK) || event->attr.config1 ||
-	    event->attr.config2)
+	if ((config & ~PTSIM_CFG_MASK) ||
+	    (event->attr.config1 & ~PTSIM_CFG1_MASK) || event->attr.config2)
+		return -EINVAL;
+	loss = FIELD_GET(PTSIM_CFG1_LOSS, event->attr.config1);
+	if (loss > PTSIM_LOSS_COLLISION)
 		return -EINVAL;
 
 	rate = FIELD_GET(PTSIM_CFG_RATE, config) ?: PTSIM_DEF_RATE;
@@ -1202,6 +1236,10 @@ static int ptsim_event_init(struct perf_event *event)
 	ev->psb_period = 2048UL << FIELD_GET(PTSIM_CFG_PSB, config);
 	ev->region_shift = region;
 	ev->noflush = FIELD_GET(PTSIM_CFG_NOFLUSH, config);
+	ev->aux_flags = FIELD_PREP(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK,
+				   FIELD_GET(PTSIM_CFG1_FMT, event->attr.config1));
+	ev->loss_flag = loss == PTSIM_LOSS_PARTIAL ? PERF_AUX_FLAG_PARTIAL :
+			loss == PTSIM_LOSS_COLLISION ? PERF_AUX_FLAG_COLLISION : 0;
 
 	event->pmu_private = ev;
 	event->destroy = ptsim_event_destroy;
@@ -1217,6 +1255,8 @@ PMU_FORMAT_ATTR(drain,		"config:33-44");
 PMU_FORMAT_ATTR(psb_period,	"config:45-48");
 PMU_FORMAT_ATTR(region,		"config:49-52");
 PMU_FORMAT_ATTR(noflush,	"config:53");
+PMU_FORMAT_ATTR(aux_fmt,	"config1:0-7");
+PMU_FORMAT_ATTR(aux_loss,	"config1:8-9");
 
 static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_rate.attr,
@@ -1226,6 +1266,8 @@ static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_psb_period.attr,
 	&format_attr_region.attr,
 	&format_attr_noflush.attr,
+	&format_attr_aux_fmt.attr,
+	&format_attr_aux_loss.attr,
 	NULL,
 };
 

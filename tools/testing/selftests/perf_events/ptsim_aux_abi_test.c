@@ -424,6 +424,180 @@ TEST(aux_output_leader_closed)
 	close(mfd);
 }
 
+/* ---- the flags of PERF_RECORD_AUX ---- */
+
+#define AUX_LOSSY	(PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION)
+#define FMT		0x2a	/* a PMU format type, as CoreSight reports one */
+
+/* Offsets of the OVF packets in a normal-mode trace (file == AUX offset). */
+static size_t find_ovfs(struct sess *s, __u64 **at)
+{
+	size_t i = 0, n, cnt = 0, cap = 0;
+
+	*at = NULL;
+	while (i < s->len) {
+		n = pt_len(s->trace + i, s->len - i);
+		if (!n)
+			break;
+		if (s->trace[i] == 0x02 && s->trace[i + 1] == 0xf3) {
+			*at = grow(*at, &cap, cnt + 1, sizeof(**at));
+			(*at)[cnt++] = i;
+		}
+		i += n;
+	}
+	return cnt;
+}
+
+/*
+ * A record's flags are what the PMU set with perf_aux_output_flag() for
+ * its transaction: here a format type on every record, and PARTIAL or
+ * COLLISION (config1's aux_loss) on exactly the records whose data holds
+ * an OVF, a FIFO overflow's gap; never OVERWRITE in normal mode.  No
+ * record is empty unless it carries one of the flags that are news (a
+ * format type alone is not).
+ */
+static void record_flags(struct __test_metadata *_metadata, int loss,
+			 bool overflow, const char *name)
+{
+	__u64 lossy = loss == 1 ? PERF_AUX_FLAG_PARTIAL :
+		      loss == 2 ? PERF_AUX_FLAG_COLLISION : 0;
+	unsigned long nrec = 0, bad_fmt = 0, empty = 0, flagged = 0;
+	unsigned long wrong_flag = 0, flag_no_ovf = 0, ovf_no_flag = 0;
+	struct perf_event_attr attr;
+	size_t i, j, novf;
+	int fd, go, status;
+	struct sess s;
+	__u64 *ovf;
+	pid_t pid;
+
+	/*
+	 * A FIFO of 512 bytes drained at 1 KiB a tick overflows at every
+	 * tick; the default one never does (1 KiB a tick into 8 KiB, all
+	 * of it drained at the same tick).
+	 */
+	ptsim_attr(&attr, overflow ? PTSIM_RATE(1024) | PTSIM_FIFO(9) |
+				     PTSIM_DRAIN(1) : 0);
+	attr.config1 = PTSIM1_FMT(FMT) | PTSIM1_LOSS(loss);
+	pid = spawn_burner(200, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 64, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	sess_save(&s, name);
+
+	novf = find_ovfs(&s, &ovf);
+	for (i = 0; i < s.nrecs; i++) {
+		struct aux_rec *r = &s.recs[i];
+		bool has_ovf = false;
+
+		if (r->type != PERF_RECORD_AUX)
+			continue;
+		nrec++;
+		if ((r->c & PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK) != FMT << 8 ||
+		    (r->c & PERF_AUX_FLAG_OVERWRITE))
+			bad_fmt++;
+		if (!r->b && !(r->c & (PERF_AUX_FLAG_TRUNCATED | AUX_LOSSY)))
+			empty++;
+		for (j = 0; j < novf; j++)
+			if (ovf[j] >= r->a && ovf[j] < r->a + r->b)
+				has_ovf = true;
+		if (r->c & AUX_LOSSY) {
+			flagged++;
+			if ((r->c & AUX_LOSSY) != lossy)
+				wrong_flag++;
+			if (!has_ovf)
+				flag_no_ovf++;
+		} else if (has_ovf && lossy) {
+			ovf_no_flag++;
+		}
+	}
+	TH_LOG("%s: records=%lu ovf=%zu flagged=%lu", name, nrec, novf, flagged);
+	EXPECT_GT(nrec, 1);
+	EXPECT_EQ(overflow, novf > 0);
+	EXPECT_EQ(0, bad_fmt);
+	EXPECT_EQ(0, empty);
+	EXPECT_EQ(0, wrong_flag);
+	EXPECT_EQ(0, flag_no_ovf);
+	EXPECT_EQ(0, ovf_no_flag);
+	EXPECT_EQ(lossy && overflow, flagged > 0);
+	free(ovf);
+	close(fd);
+	sess_free(&s);
+}
+
+TEST(aux_record_flags_format)
+{
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	record_flags(_metadata, 0, true, "flags_format");
+}
+
+TEST(aux_record_flags_partial)
+{
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	record_flags(_metadata, 1, true, "flags_partial");
+}
+
+/* The same without an overflow: no record says PARTIAL. */
+TEST(aux_record_flags_partial_no_loss)
+{
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	record_flags(_metadata, 1, false, "flags_no_loss");
+}
+
+TEST(aux_record_flags_collision)
+{
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	record_flags(_metadata, 2, true, "flags_collision");
+}
+
+/*
+ * A transaction that wrote nothing and has only the format type to say
+ * is not reported: a paused event whose FIFO is empty, flushed over and
+ * over (each flush ends and re-begins its transaction), leaves no
+ * PERF_RECORD_AUX at all.
+ */
+TEST(aux_record_format_only_is_silent)
+{
+	struct perf_event_attr attr;
+	int fd, go, i, flushed = 0;
+	struct sess s;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	attr.config1 = PTSIM1_FMT(FMT);
+	attr.aux_start_paused = 1;
+	pid = spawn_burner(-1, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 16, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	for (i = 0; i < 20; i++) {
+		usleep(5000);
+		flushed += !ioctl(fd, PERF_EVENT_IOC_FLUSH, 0);
+	}
+	EXPECT_TRUE(stop_burner(pid));
+	sess_poll(&s, 0);
+	TH_LOG("flushes=%d aux_records=%lu bytes=%zu", flushed, s.aux_records,
+	       s.len);
+	EXPECT_EQ(20, flushed);
+	EXPECT_EQ(0, s.aux_records);
+	EXPECT_EQ(0, s.len);
+	close(fd);
+	sess_free(&s);
+}
+
 /* ---- aux_watermark ---- */
 
 /*

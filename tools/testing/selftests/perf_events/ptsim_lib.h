@@ -49,6 +49,9 @@
 #define PTSIM_PSB(x)		((__u64)(x) << 45)
 #define PTSIM_REGION(x)		((__u64)(x) << 49)
 #define PTSIM_NOFLUSH		((__u64)1 << 53)	/* pmu::flush declines */
+/* attr.config1: the PMU format type and the loss flag of AUX records */
+#define PTSIM1_FMT(x)		((__u64)(x) << 0)
+#define PTSIM1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
 
 static inline int ptsim_type(void)
 {

@@ -55,6 +55,7 @@ TEST(sysfs_format_and_caps)
 		{ "fifo", "config:28-32" }, { "drain", "config:33-44" },
 		{ "psb_period", "config:45-48" }, { "region", "config:49-52" },
 		{ "noflush", "config:53" },
+		{ "aux_fmt", "config1:0-7" }, { "aux_loss", "config1:8-9" },
 	};
 	char path[256], buf[64];
 	unsigned int i;
@@ -103,7 +104,14 @@ TEST(bad_config_is_einval)
 			close(fd);
 	}
 	ptsim_attr(&attr, 0);
-	attr.config1 = 1;
+	attr.config1 = 1ULL << 10;		/* above aux_loss */
+	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
+	EXPECT_EQ(EINVAL, errno);
+	attr.config1 = PTSIM1_LOSS(3);		/* no such loss flag */
+	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
+	EXPECT_EQ(EINVAL, errno);
+	attr.config1 = 0;
+	attr.config2 = 1;
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
 	EXPECT_EQ(EINVAL, errno);
 
@@ -111,6 +119,7 @@ TEST(bad_config_is_einval)
 	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
 		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_PSB(15) |
 		   PTSIM_REGION(10) | PTSIM_NOFLUSH);
+	attr.config1 = PTSIM1_FMT(255) | PTSIM1_LOSS(2);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
