@@ -67,7 +67,11 @@
  * producer state (rb->aux.head, rb->aux.wakeup) is written without atomics, and
  * rb->aux.txn, set by begin and cleared by end, both records which area
  * the open transaction pinned and catches a nested writer (an NMI on the
- * same CPU), which is refused with a warning.
+ * same CPU), which is refused with a warning.  A transaction that began in
+ * the unmap window above keeps rb->aux.txn until its writer ends it; that
+ * writer is the one that could begin on the buffer meanwhile, and it ends
+ * before it begins again, so an area mapped in between is first written
+ * at its next begin, and no warning is due.
  *
  * The ordering protocol with userspace
  * ====================================
