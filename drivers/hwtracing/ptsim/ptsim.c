@@ -42,18 +42,22 @@
 #define pr_fmt(fmt) "ptsim: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/hrtimer.h>
+#include <linux/ktime.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/unaligned.h>
@@ -69,7 +73,10 @@
 #define PTSIM_CFG_PSB		GENMASK_ULL(48, 45)
 #define PTSIM_CFG_REGION	GENMASK_ULL(52, 49)
 #define PTSIM_CFG_NOFLUSH	BIT_ULL(53)
-#define PTSIM_CFG_MASK		GENMASK_ULL(53, 0)
+#define PTSIM_CFG_BENCH		GENMASK_ULL(60, 56)
+#define PTSIM_CFG_BENCH_SPLIT	BIT_ULL(61)
+#define PTSIM_CFG_MASK		(GENMASK_ULL(53, 0) | PTSIM_CFG_BENCH | \
+				 PTSIM_CFG_BENCH_SPLIT)
 
 /* attr.config1: what the PERF_RECORD_AUX flags say. */
 #define PTSIM_CFG1_FMT		GENMASK_ULL(7, 0)
@@ -87,6 +94,9 @@
 #define PTSIM_MIN_FIFO_SHIFT	9
 #define PTSIM_MAX_FIFO_SHIFT	22
 #define PTSIM_MAX_REGION_SHIFT	10
+/* Benchmark transactions are 64 B .. 1 MiB. */
+#define PTSIM_MIN_BENCH_SHIFT	6
+#define PTSIM_MAX_BENCH_SHIFT	20
 
 /* A data record: PTW with the sequence number, then short TNTs. */
 #define PTSIM_DATA_SIZE		16
@@ -146,6 +156,10 @@ struct ptsim_buf {
  * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
  * @loss_flag: the flag for a transaction that holds an OVF packet
  * (PERF_AUX_FLAG_PARTIAL or _COLLISION), or 0
+ * @bench_shift: benchmark mode if not 0: each tick runs @rate transactions
+ * of 2^@bench_shift bytes instead of producing packets (see ptsim_bench())
+ * @bench_split: the benchmark mode also times the end and the beginning of
+ * each transaction on their own
  * @fifo: the FIFO, a byte ring of @fifo_size bytes
  * @fifo_size: FIFO size in bytes, a power of two
  * @fifo_head: producer index
@@ -169,6 +183,8 @@ struct ptsim_event {
 	bool		noflush;
 	u64		aux_flags;
 	u64		loss_flag;
+	unsigned int	bench_shift;
+	bool		bench_split;
 
 	u8		*fifo;
 	u32		fifo_size;
@@ -208,6 +224,42 @@ struct ptsim_cpu {
 };
 
 static DEFINE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
+
+/**
+ * struct ptsim_bench_stats - what the benchmark mode measured on one CPU
+ * @txns: AUX transactions completed
+ * @bytes: bytes they wrote
+ * @ns: time they took, in ns of the kernel's monotonic clock
+ * @stalls: ticks that found less than two transactions' worth of room
+ * (the consumer did not keep up)
+ * @end_ns: with bench_split, the time spent in perf_aux_output_end()
+ * @begin_ns: with bench_split, the time spent in perf_aux_output_begin()
+ *
+ * Only written by the tick on its own CPU, with interrupts disabled.  Read
+ * and reset through debugfs (ptsim/bench) from any CPU; a reset while a
+ * benchmark event runs may race with a tick and lose one tick's figures,
+ * which is harmless for a measurement that is reset before it starts.
+ */
+struct ptsim_bench_stats {
+	u64	txns;
+	u64	bytes;
+	u64	ns;
+	u64	stalls;
+	u64	end_ns;
+	u64	begin_ns;
+};
+
+static DEFINE_PER_CPU(struct ptsim_bench_stats, ptsim_bench_stats);
+
+/*
+ * What the last pmu::setup_aux call received, for debugfs (ptsim/setup_aux):
+ * the number of pages and how they group into physically contiguous runs.
+ * Written under ptsim_setup_lock; a debugging aid, not used by the engine.
+ */
+#define PTSIM_RUN_ORDERS	(MAX_PAGE_ORDER + 2)
+static DEFINE_MUTEX(ptsim_setup_lock);
+static unsigned int ptsim_setup_pages;
+static unsigned int ptsim_setup_runs[PTSIM_RUN_ORDERS];
 
 /* ---- Intel PT packets (Intel SDM vol. 3, "Intel Processor Trace") ---- */
 
@@ -724,6 +776,82 @@ static bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 	return true;
 }
 
+/* ---- the benchmark mode ---- */
+
+/**
+ * ptsim_bench() - one tick of the benchmark mode
+ * @c: the trace engine of this CPU, with a transaction open
+ * @ev: the event, with @ev->bench_shift set
+ *
+ * Runs @ev->rate AUX transactions back to back, each the way a trace
+ * unit's interrupt handler does it: the DMA writes 2^@ev->bench_shift
+ * bytes (PAD packets, copied from the zero page) at handle.head, the
+ * transaction is ended, which publishes aux_head, logs a PERF_RECORD_AUX
+ * and wakes the consumer at the watermark, and the next one is begun.
+ * Only the exported AUX output API is used, so the same code measures
+ * whichever implementation of it the kernel has.  The time the whole
+ * loop took, from the kernel's monotonic clock (instruction-driven under
+ * QEMU's -icount), goes into &struct ptsim_bench_stats; with bench_split,
+ * so does the time of each end and each begin, clock reads included.
+ *
+ * A transaction is only written if at least two transactions' worth of
+ * room is left, so that the buffer never fills up (which would end the
+ * benchmark with a disabled event): with less, the tick stops there,
+ * counts a stall, and renews the transaction outside the timed loop, so
+ * that the next tick sees the room the consumer has made since.
+ *
+ * Context: the CPU of @c, interrupts disabled (the tick).
+ * Return: true if a transaction is open for the next tick; false if the
+ * AUX area went away, and the engine must stop.
+ */
+static bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev)
+{
+	struct ptsim_bench_stats *st = this_cpu_ptr(&ptsim_bench_stats);
+	const void *zero = page_address(ZERO_PAGE(0));
+	unsigned long size = 1UL << ev->bench_shift;
+	unsigned int i, done = 0;
+	bool open = true;
+	u64 t0 = ktime_get_ns();
+
+	for (i = 0; i < ev->rate; i++) {
+		struct ptsim_buf *buf = c->buf;
+		unsigned long off;
+
+		if (!buf->snapshot && c->handle.size < 2 * size)
+			break;
+		for (off = 0; off < size; off += PAGE_SIZE)
+			aux_copy(buf, c->handle.head + off, zero,
+				 min(size - off, PAGE_SIZE));
+		c->written = size;
+		ev->queued += size;
+		done++;
+		if (ev->bench_split) {
+			struct perf_event *event = c->handle.event;
+			u64 t1 = ktime_get_ns(), t2;
+
+			ptsim_commit(c);
+			t2 = ktime_get_ns();
+			open = ptsim_begin(c, event);
+			WRITE_ONCE(st->end_ns, st->end_ns + t2 - t1);
+			WRITE_ONCE(st->begin_ns,
+				   st->begin_ns + ktime_get_ns() - t2);
+		} else {
+			open = ptsim_interrupt(c);
+		}
+		if (!open)
+			break;
+	}
+	WRITE_ONCE(st->ns, st->ns + ktime_get_ns() - t0);
+	WRITE_ONCE(st->txns, st->txns + done);
+	WRITE_ONCE(st->bytes, st->bytes + done * size);
+	if (open && i < ev->rate) {
+		WRITE_ONCE(st->stalls, st->stalls + 1);
+		/* An empty transaction: nothing is logged, the room renewed. */
+		open = ptsim_interrupt(c);
+	}
+	return open;
+}
+
 /* ---- the producer ---- */
 
 static void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
@@ -829,6 +957,16 @@ static enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 	if (!event || (event->hw.state & PERF_HES_STOPPED) || !c->buf)
 		return HRTIMER_NORESTART;
 	ev = event->pmu_private;
+	if (ev->bench_shift) {
+		if (!ptsim_bench(c, ev)) {
+			ptsim_account(event);
+			ptsim_halt(c, event);
+			return HRTIMER_NORESTART;
+		}
+		ptsim_account(event);
+		hrtimer_forward_now(timer, ev->period);
+		return HRTIMER_RESTART;
+	}
 	ip = ptsim_user_ip();
 
 	paused = READ_ONCE(event->hw.aux_paused);
@@ -888,7 +1026,8 @@ static void ptsim_start(struct perf_event *event, int flags)
 	perf_event_itrace_started(event);
 	event->hw.state = 0;
 	c->tracing = false;
-	if (!READ_ONCE(event->hw.aux_paused))
+	/* The benchmark mode writes no packets of its own. */
+	if (!ev->bench_shift && !READ_ONCE(event->hw.aux_paused))
 		ptsim_trace_on(c, ev, ptsim_user_ip());
 	ptsim_account(event);
 	hrtimer_start(&c->timer, ev->period, HRTIMER_MODE_REL_PINNED_HARD);
@@ -1050,6 +1189,31 @@ static void ptsim_read(struct perf_event *event)
 	 */
 }
 
+/*
+ * Record, for debugfs, how the pages perf allocated for an AUX area group
+ * into physically contiguous runs: the chunks its allocator obtained, or
+ * larger runs where neighbouring chunks happen to be adjacent.
+ */
+static void ptsim_note_pages(void **pages, int nr_pages)
+{
+	unsigned int runs[PTSIM_RUN_ORDERS] = { };
+	int i, start = 0;
+
+	for (i = 1; i <= nr_pages; i++) {
+		if (i < nr_pages &&
+		    page_to_pfn(virt_to_page(pages[i])) ==
+		    page_to_pfn(virt_to_page(pages[i - 1])) + 1)
+			continue;
+		runs[min_t(unsigned int, ilog2(i - start),
+			   PTSIM_RUN_ORDERS - 1)]++;
+		start = i;
+	}
+	mutex_lock(&ptsim_setup_lock);
+	ptsim_setup_pages = nr_pages;
+	memcpy(ptsim_setup_runs, runs, sizeof(runs));
+	mutex_unlock(&ptsim_setup_lock);
+}
+
 /**
  * ptsim_setup_aux() - pmu::setup_aux: describe a new AUX buffer to the engine
  * @event: the event whose AUX area is being mapped
@@ -1092,6 +1256,7 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 	buf->snapshot = overwrite;
 	for (i = 0; i < nr_regions; i++)
 		buf->regions[i].pages = pages + i * region_pages;
+	ptsim_note_pages(pages, nr_pages);
 	return buf;
 }
 
@@ -1199,7 +1364,7 @@ static void ptsim_event_destroy(struct perf_event *event)
 static int ptsim_event_init(struct perf_event *event)
 {
 	u64 config = event->attr.config;
-	unsigned int rate, period, fifo_shift, region, loss;
+	unsigned int rate, period, fifo_shift, region, loss, bench;
 	struct ptsim_event *ev;
 
 	if (event->attr.type != ptsim_pmu.type)
@@ -1215,10 +1380,14 @@ static int ptsim_event_init(struct perf_event *event)
 	period = FIELD_GET(PTSIM_CFG_PERIOD, config) ?: PTSIM_DEF_PERIOD_US;
 	fifo_shift = FIELD_GET(PTSIM_CFG_FIFO, config) ?: PTSIM_DEF_FIFO_SHIFT;
 	region = FIELD_GET(PTSIM_CFG_REGION, config);
+	bench = FIELD_GET(PTSIM_CFG_BENCH, config);
 	if (rate > PTSIM_MAX_RATE || period < PTSIM_MIN_PERIOD_US ||
 	    fifo_shift < PTSIM_MIN_FIFO_SHIFT ||
 	    fifo_shift > PTSIM_MAX_FIFO_SHIFT ||
-	    region > PTSIM_MAX_REGION_SHIFT)
+	    region > PTSIM_MAX_REGION_SHIFT ||
+	    (bench && (bench < PTSIM_MIN_BENCH_SHIFT ||
+		       bench > PTSIM_MAX_BENCH_SHIFT)) ||
+	    (!bench && (config & PTSIM_CFG_BENCH_SPLIT)))
 		return -EINVAL;
 
 	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
@@ -1240,6 +1409,8 @@ static int ptsim_event_init(struct perf_event *event)
 				   FIELD_GET(PTSIM_CFG1_FMT, event->attr.config1));
 	ev->loss_flag = loss == PTSIM_LOSS_PARTIAL ? PERF_AUX_FLAG_PARTIAL :
 			loss == PTSIM_LOSS_COLLISION ? PERF_AUX_FLAG_COLLISION : 0;
+	ev->bench_shift = bench;
+	ev->bench_split = FIELD_GET(PTSIM_CFG_BENCH_SPLIT, config);
 
 	event->pmu_private = ev;
 	event->destroy = ptsim_event_destroy;
@@ -1257,6 +1428,8 @@ PMU_FORMAT_ATTR(region,		"config:49-52");
 PMU_FORMAT_ATTR(noflush,	"config:53");
 PMU_FORMAT_ATTR(aux_fmt,	"config1:0-7");
 PMU_FORMAT_ATTR(aux_loss,	"config1:8-9");
+PMU_FORMAT_ATTR(bench,		"config:56-60");
+PMU_FORMAT_ATTR(bench_split,	"config:61");
 
 static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_rate.attr,
@@ -1268,6 +1441,8 @@ static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_noflush.attr,
 	&format_attr_aux_fmt.attr,
 	&format_attr_aux_loss.attr,
+	&format_attr_bench.attr,
+	&format_attr_bench_split.attr,
 	NULL,
 };
 
@@ -1452,6 +1627,87 @@ static struct pmu ptsim_mark_pmu = {
 	.aux_output_match	= ptsim_mark_aux_output_match,
 };
 
+/* ---- debugfs: the benchmark's figures ---- */
+
+static int ptsim_bench_show(struct seq_file *m, void *unused)
+{
+	struct ptsim_bench_stats sum = { };
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ptsim_bench_stats *st = per_cpu_ptr(&ptsim_bench_stats,
+							    cpu);
+
+		sum.txns += READ_ONCE(st->txns);
+		sum.bytes += READ_ONCE(st->bytes);
+		sum.ns += READ_ONCE(st->ns);
+		sum.stalls += READ_ONCE(st->stalls);
+		sum.end_ns += READ_ONCE(st->end_ns);
+		sum.begin_ns += READ_ONCE(st->begin_ns);
+	}
+	seq_printf(m, "txns %llu bytes %llu ns %llu stalls %llu end_ns %llu begin_ns %llu\n",
+		   sum.txns, sum.bytes, sum.ns, sum.stalls, sum.end_ns,
+		   sum.begin_ns);
+	return 0;
+}
+
+static int ptsim_bench_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ptsim_bench_show, NULL);
+}
+
+/* Any write resets the figures of every CPU. */
+static ssize_t ptsim_bench_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ptsim_bench_stats *st = per_cpu_ptr(&ptsim_bench_stats,
+							    cpu);
+
+		WRITE_ONCE(st->txns, 0);
+		WRITE_ONCE(st->bytes, 0);
+		WRITE_ONCE(st->ns, 0);
+		WRITE_ONCE(st->stalls, 0);
+		WRITE_ONCE(st->end_ns, 0);
+		WRITE_ONCE(st->begin_ns, 0);
+	}
+	return count;
+}
+
+static const struct file_operations ptsim_bench_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ptsim_bench_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+	.write		= ptsim_bench_write,
+};
+
+static int ptsim_setup_aux_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	mutex_lock(&ptsim_setup_lock);
+	seq_printf(m, "pages %u runs", ptsim_setup_pages);
+	for (i = 0; i < PTSIM_RUN_ORDERS; i++)
+		seq_printf(m, " %u", ptsim_setup_runs[i]);
+	seq_putc(m, '\n');
+	mutex_unlock(&ptsim_setup_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ptsim_setup_aux);
+
+static void __init ptsim_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("ptsim", NULL);
+
+	debugfs_create_file("bench", 0600, dir, NULL, &ptsim_bench_fops);
+	debugfs_create_file("setup_aux", 0400, dir, NULL,
+			    &ptsim_setup_aux_fops);
+}
+
 static int __init ptsim_init(void)
 {
 	unsigned int cpu;
@@ -1464,6 +1720,7 @@ static int __init ptsim_init(void)
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		c->timer.function = ptsim_tick;
 	}
+	ptsim_debugfs_init();
 	ret = perf_pmu_register(&ptsim_pmu, "ptsim", -1);
 	if (ret)
 		return ret;

@@ -52,6 +52,8 @@
 /* attr.config1: the PMU format type and the loss flag of AUX records */
 #define PTSIM1_FMT(x)		((__u64)(x) << 0)
 #define PTSIM1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
+#define PTSIM_BENCH(x)		((__u64)(x) << 56)	/* benchmark mode */
+#define PTSIM_BENCH_SPLIT	((__u64)1 << 61)	/* ... timing end/begin */
 
 static inline int ptsim_type(void)
 {

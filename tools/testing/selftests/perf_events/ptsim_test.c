@@ -54,7 +54,8 @@ TEST(sysfs_format_and_caps)
 		{ "rate", "config:0-15" }, { "period", "config:16-27" },
 		{ "fifo", "config:28-32" }, { "drain", "config:33-44" },
 		{ "psb_period", "config:45-48" }, { "region", "config:49-52" },
-		{ "noflush", "config:53" },
+		{ "noflush", "config:53" }, { "bench", "config:56-60" },
+		{ "bench_split", "config:61" },
 		{ "aux_fmt", "config1:0-7" }, { "aux_loss", "config1:8-9" },
 	};
 	char path[256], buf[64];
@@ -87,6 +88,8 @@ TEST(bad_config_is_einval)
 		PTSIM_PERIOD(9),		/* below caps/min_period_us */
 		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
 		PTSIM_REGION(11),		/* above caps/max_region_shift */
+		PTSIM_BENCH(5), PTSIM_BENCH(21),	/* 64 B .. 1 MiB only */
+		PTSIM_BENCH_SPLIT,		/* only in benchmark mode */
 	};
 	struct perf_event_attr attr;
 	unsigned int i;
@@ -120,6 +123,11 @@ TEST(bad_config_is_einval)
 		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_PSB(15) |
 		   PTSIM_REGION(10) | PTSIM_NOFLUSH);
 	attr.config1 = PTSIM1_FMT(255) | PTSIM1_LOSS(2);
+	fd = perf_open(&attr, 0, -1, -1);
+	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	ptsim_attr(&attr, PTSIM_BENCH(20) | PTSIM_BENCH_SPLIT);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
