@@ -1,0 +1,866 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aux-bench - benchmark the perf AUX area through ptsim.
+ *
+ *	aux-bench [--smoke] [--reps N]
+ *
+ * Runs each figure of the AUX area benchmark (make bench) in the guest and
+ * prints, as TAP, one result per figure: "ok" when the measurement ran and
+ * gave a plausible (positive) value, "not ok" when something failed.  The
+ * numbers themselves are TAP comments, one line per measured quantity:
+ *
+ *	# BENCH <name> <unit> <value> <value> ...
+ *
+ * with one value per repetition; the host (scripts/bench.py) takes the
+ * median and the spread, and sets the kernels side by side.  Speed is never
+ * a test result: --smoke (make check) runs every figure once, small, and
+ * only checks that it works.
+ *
+ * Time is the guest's CLOCK_MONOTONIC (in the kernel, ktime_get_ns()),
+ * which under QEMU's -icount follows the number of executed instructions.
+ *
+ * The figures:
+ *  txn_<S>      ns per AUX transaction of S bytes (begin, write, end,
+ *               PERF_RECORD_AUX), measured in the kernel by ptsim's
+ *               benchmark mode (config field "bench"), the consumer
+ *               keeping up (it only moves aux_tail);
+ *  txn_end_64, txn_begin_64  ns in perf_aux_output_end() and in
+ *               perf_aux_output_begin() of a 64-byte transaction, timed
+ *               apart (config bit bench_split), one clock read included;
+ *  tput_<S>     MB/s (10^6 bytes per second of guest time) through the AUX
+ *               area with ptsim's benchmark mode producing as fast as it can
+ *               and the consumer copying every byte out, as a recorder does;
+ *  memcpy       the guest's user-space memcpy bandwidth, MB/s, in 64 KiB
+ *               blocks: the limit of a path that copies the data;
+ *  wake_<W>     us from the end of the transaction that crosses an
+ *               aux_watermark of W bytes (the time in its PERF_RECORD_AUX)
+ *               to the return of poll() in the consumer;
+ *  mmap_<M>, munmap_<M>  us to mmap/munmap an AUX area of M bytes;
+ *  cycle_1M     us for an mmap + munmap of a 1 MiB AUX area;
+ *  work_*       ms for a fixed workload, untraced and traced by ptsim at a
+ *               few data rates (the consumer running alongside);
+ *  flush_*      us for PERF_EVENT_IOC_FLUSH with data pending in ptsim's
+ *               FIFO and with none.
+ * The page runs ptsim's setup_aux received (physically contiguous runs by
+ * log2 of their length, from /sys/kernel/debug/ptsim/setup_aux) are printed
+ * as "# RUNS <M> <count-order0> <count-order1> ...".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
+#define DEBUGFS_BENCH	"/sys/kernel/debug/ptsim/bench"
+#define DEBUGFS_SETUP	"/sys/kernel/debug/ptsim/setup_aux"
+
+/* ptsim's config fields (Documentation/admin-guide/perf/ptsim.rst). */
+#define RATE(x)		((uint64_t)(x))
+#define PERIOD(us)	((uint64_t)(us) << 16)
+#define FIFO(s)		((uint64_t)(s) << 28)
+#define DRAIN(kib)	((uint64_t)(kib) << 33)
+#define BENCH(s)	((uint64_t)(s) << 56)
+#define BENCH_SPLIT	((uint64_t)1 << 61)
+
+#define MAX_REPS	64
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define COPY_BLOCK	(64 << 10)
+
+static bool smoke;
+static int reps = 5;
+static int ntests;
+static int ptsim_type;
+static long page_size;
+static int bench_cpu;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void result(bool ok, const char *name, const char *why)
+{
+	printf("%sok %d - %s%s%s\n", ok ? "" : "not ", ++ntests, name,
+	       why ? " # " : "", why ? why : "");
+	fflush(stdout);
+}
+
+/* One measured quantity: every repetition's value. */
+static void report(const char *name, const char *unit, const double *v, int n)
+{
+	int i;
+
+	printf("# BENCH %s %s", name, unit);
+	for (i = 0; i < n; i++)
+		printf(" %.6g", v[i]);
+	printf("\n");
+	fflush(stdout);
+}
+
+static bool all_positive(const double *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!(v[i] > 0))
+			return false;
+	return n > 0;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* ---- one ptsim event with its data and AUX areas ---- */
+
+struct sess {
+	int fd;
+	void *base;			/* user page + data area */
+	size_t data_size;
+	void *aux;
+	size_t aux_size;
+	struct perf_event_mmap_page *pg;
+	uint64_t aux_bytes;		/* consumed from the AUX area */
+	uint64_t nrec_aux, nrec_lost;
+	uint64_t last_aux_time;		/* time of the last PERF_RECORD_AUX */
+	char *copy;			/* where the consumer copies to */
+};
+
+static int sess_open(struct sess *s, uint64_t config, pid_t pid, int cpu,
+		     size_t data_pages, size_t aux_size, uint32_t watermark)
+{
+	struct perf_event_attr attr;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = ptsim_type;
+	attr.config = config;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.sample_id_all = 1;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	attr.aux_watermark = watermark;
+	s->fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+	if (s->fd < 0)
+		return -1;
+	s->data_size = data_pages * page_size;
+	s->base = mmap(NULL, s->data_size + page_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, s->fd, 0);
+	if (s->base == MAP_FAILED) {
+		s->base = NULL;
+		return -1;
+	}
+	s->pg = s->base;
+	if (!aux_size)
+		return 0;
+	s->pg->aux_offset = s->data_size + page_size;
+	s->pg->aux_size = aux_size;
+	s->aux = mmap(NULL, aux_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      s->fd, s->pg->aux_offset);
+	if (s->aux == MAP_FAILED) {
+		s->aux = NULL;
+		return -1;
+	}
+	s->aux_size = aux_size;
+	return 0;
+}
+
+static void sess_close(struct sess *s)
+{
+	if (s->aux)
+		munmap(s->aux, s->aux_size);
+	if (s->base)
+		munmap(s->base, s->data_size + page_size);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->copy);
+	s->aux = NULL;
+	s->base = NULL;
+	s->fd = -1;
+	s->copy = NULL;
+}
+
+/* Take the data area's records: count them, keep the last AUX time. */
+static void sess_records(struct sess *s)
+{
+	uint64_t head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = s->pg->data_tail;
+	const char *data = (const char *)s->base + page_size;
+
+	while (tail < head) {
+		const struct perf_event_header *h =
+			(const void *)(data + (tail % s->data_size));
+		uint16_t size = h->size;
+
+		if (size < sizeof(*h))
+			break;
+		if (h->type == PERF_RECORD_AUX) {
+			/* aux_offset, aux_size, flags, then sample_id: time */
+			uint64_t t;
+			size_t at = (tail + sizeof(*h) + 24) % s->data_size;
+
+			if (at + 8 <= s->data_size) {
+				memcpy(&t, data + at, 8);
+				s->last_aux_time = t;
+			}
+			s->nrec_aux++;
+		} else if (h->type == PERF_RECORD_LOST) {
+			s->nrec_lost++;
+		}
+		tail += size;
+	}
+	__atomic_store_n(&s->pg->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/*
+ * Consume the AUX area: copy out if @copy, in blocks of COPY_BLOCK bytes as
+ * a recorder writing to a file does (and as memcpy_mbs() measures), then
+ * move aux_tail.
+ */
+static void sess_aux(struct sess *s, bool copy)
+{
+	uint64_t head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = s->pg->aux_tail;
+
+	if (copy && head > tail) {
+		uint64_t pos = tail;
+
+		while (pos < head) {
+			size_t off = pos % s->aux_size;
+			size_t n = s->aux_size - off;
+
+			if (n > head - pos)
+				n = head - pos;
+			if (n > COPY_BLOCK)
+				n = COPY_BLOCK;
+			memcpy(s->copy + off, (char *)s->aux + off, n);
+			pos += n;
+		}
+	}
+	s->aux_bytes += head - tail;
+	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
+}
+
+static void sess_consume(struct sess *s, bool copy, int timeout_ms)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	poll(&p, 1, timeout_ms);
+	sess_records(s);
+	sess_aux(s, copy);
+}
+
+/* ---- ptsim's benchmark figures in debugfs ---- */
+
+struct kstats {
+	unsigned long long txns, bytes, ns, stalls, end_ns, begin_ns;
+};
+
+static int kstats_reset(void)
+{
+	int fd = open(DEBUGFS_BENCH, O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, "0\n", 2) == 2 ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+static int kstats_read(struct kstats *k)
+{
+	FILE *f = fopen(DEBUGFS_BENCH, "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "txns %llu bytes %llu ns %llu stalls %llu end_ns %llu begin_ns %llu",
+		   &k->txns, &k->bytes, &k->ns, &k->stalls, &k->end_ns,
+		   &k->begin_ns);
+	fclose(f);
+	return n == 6 ? 0 : -1;
+}
+
+/*
+ * Run ptsim's benchmark mode: @rate transactions of 2^@shift bytes every
+ * @period_us, for @ms of guest time, the consumer keeping up (copying the
+ * data out if @copy).  Returns the kernel's figures and, in *tput, the
+ * bytes the consumer took per us of guest time (= MB/s).
+ */
+static int run_bench_mode(uint64_t config, int ms, size_t aux_size,
+			  bool copy, struct kstats *k, double *tput)
+{
+	struct sess s;
+	double t0, t1;
+	int ret = -1;
+
+	if (sess_open(&s, config, -1, bench_cpu, 512, aux_size, 0))
+		goto out;
+	if (copy) {
+		s.copy = malloc(aux_size);
+		if (!s.copy)
+			goto out;
+		memset(s.copy, 1, aux_size);	/* fault it in beforehand */
+	}
+	if (kstats_reset())
+		goto out;
+	t0 = now_ns();
+	ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+	do {
+		sess_consume(&s, copy, 1);
+	} while (now_ns() - t0 < ms * 1e6);
+	ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_consume(&s, copy, 0);
+	t1 = now_ns();
+	if (kstats_read(k))
+		goto out;
+	*tput = s.aux_bytes / ((t1 - t0) / 1e3);
+	/*
+	 * A lost PERF_RECORD_AUX makes a transaction cheaper than it is:
+	 * that invalidates a cost figure, not the bytes a throughput run
+	 * moved.
+	 */
+	ret = s.nrec_lost && !copy ? -1 : 0;
+	if (s.nrec_lost)
+		printf("# %s: %llu PERF_RECORD_LOST\n", copy ? "tput" : "txn",
+		       (unsigned long long)s.nrec_lost);
+out:
+	sess_close(&s);
+	return ret;
+}
+
+static const int sizes[] = { 6, 8, 10, 12, 14, 16, 18, 20 };
+#define NSIZES	((int)ARRAY_SIZE(sizes))
+
+static void size_name(char *buf, size_t len, const char *prefix, int shift)
+{
+	if (shift >= 20)
+		snprintf(buf, len, "%s_%dM", prefix, 1 << (shift - 20));
+	else if (shift >= 10)
+		snprintf(buf, len, "%s_%dK", prefix, 1 << (shift - 10));
+	else
+		snprintf(buf, len, "%s_%d", prefix, 1 << shift);
+}
+
+/* Figure 1: ns per transaction, measured in the kernel. */
+static void fig_txn(void)
+{
+	int i, r, nsz = smoke ? 2 : NSIZES;
+	char name[32];
+
+	for (i = 0; i < nsz; i++) {
+		int shift = smoke ? (i ? 16 : 6) : sizes[i];
+		/* At most 1 MiB per 2 ms tick, 16 MiB of AUX area. */
+		int rate = (1 << 20) >> shift;
+		double v[MAX_REPS];
+		bool ok = true;
+
+		if (rate > 1024)
+			rate = 1024;
+		for (r = 0; r < reps; r++) {
+			struct kstats k;
+			double tput;
+
+			if (run_bench_mode(BENCH(shift) | RATE(rate) | PERIOD(2000),
+					   smoke ? 20 : 100, 16 << 20, false,
+					   &k, &tput) ||
+			    !k.txns) {
+				ok = false;
+				break;
+			}
+			v[r] = (double)k.ns / k.txns;
+		}
+		size_name(name, sizeof(name), "txn", shift);
+		if (ok)
+			report(name, "ns", v, reps);
+		result(ok && all_positive(v, reps), name, NULL);
+	}
+}
+
+/*
+ * Figure 1, split: where a 64-byte transaction's time goes, the end
+ * (perf_aux_output_end()) and the beginning (perf_aux_output_begin()) of
+ * a transaction timed on their own, one clock read each included.
+ */
+static void fig_txn_split(void)
+{
+	double ve[MAX_REPS], vb[MAX_REPS];
+	bool ok = true;
+	int r;
+
+	for (r = 0; r < reps; r++) {
+		struct kstats k;
+		double tput;
+
+		if (run_bench_mode(BENCH(6) | BENCH_SPLIT | RATE(1024) |
+				   PERIOD(2000), smoke ? 20 : 100, 16 << 20,
+				   false, &k, &tput) || !k.txns) {
+			ok = false;
+			break;
+		}
+		ve[r] = (double)k.end_ns / k.txns;
+		vb[r] = (double)k.begin_ns / k.txns;
+	}
+	if (ok) {
+		report("txn_end_64", "ns", ve, reps);
+		report("txn_begin_64", "ns", vb, reps);
+	}
+	result(ok && all_positive(ve, reps) && all_positive(vb, reps),
+	       "txn_split_64", NULL);
+}
+
+/* The guest's memcpy bandwidth, 64 KiB blocks through a 16 MiB area. */
+static double memcpy_mbs(int ms)
+{
+	size_t area = 16 << 20, blk = COPY_BLOCK, off = 0;
+	char *src = malloc(area), *dst = malloc(area);
+	double t0, t, bytes = 0;
+
+	if (!src || !dst) {
+		free(src);
+		free(dst);
+		return -1;
+	}
+	memset(src, 0, area);
+	memset(dst, 1, area);
+	t0 = now_ns();
+	do {
+		memcpy(dst + off, src + off, blk);
+		/* Keep the compiler from dropping the copy. */
+		__asm__ volatile("" : : "r"(dst) : "memory");
+		off = (off + blk) % area;
+		bytes += blk;
+		t = now_ns();
+	} while (t - t0 < ms * 1e6);
+	free(src);
+	free(dst);
+	return bytes / ((t - t0) / 1e3);
+}
+
+/* Figure 2: throughput with the consumer copying out, and memcpy. */
+static void fig_tput(void)
+{
+	static const int tsizes[] = { 10, 12, 14, 16, 18, 20 };
+	int i, r, nsz = smoke ? 1 : (int)ARRAY_SIZE(tsizes);
+	double v[MAX_REPS];
+	char name[32];
+	bool ok = true;
+
+	for (r = 0; r < reps; r++) {
+		v[r] = memcpy_mbs(smoke ? 10 : 100);
+		ok = ok && v[r] > 0;
+	}
+	if (ok)
+		report("memcpy", "MB/s", v, reps);
+	result(ok && all_positive(v, reps), "memcpy", NULL);
+
+	for (i = 0; i < nsz; i++) {
+		int shift = smoke ? 16 : tsizes[i];
+		/* Up to 16 MiB a tick: as fast as the room allows. */
+		int rate = (16 << 20) >> shift;
+
+		if (rate > 4096)
+			rate = 4096;
+		ok = true;
+		for (r = 0; r < reps; r++) {
+			struct kstats k;
+
+			if (run_bench_mode(BENCH(shift) | RATE(rate) | PERIOD(10),
+					   smoke ? 20 : 200, 16 << 20, true,
+					   &k, &v[r])) {
+				ok = false;
+				break;
+			}
+		}
+		size_name(name, sizeof(name), "tput", shift);
+		if (ok)
+			report(name, "MB/s", v, reps);
+		result(ok && all_positive(v, reps), name, NULL);
+	}
+}
+
+/* Figure 3: end of the watermark transaction to poll() returning. */
+static void fig_wake(void)
+{
+	static const int wshift[] = { 12, 16, 20 };
+	int i, nw = smoke ? 1 : 3;
+	char name[32];
+
+	for (i = 0; i < nw; i++) {
+		int shift = wshift[i], n = 0, want = smoke ? 3 : 5 * reps;
+		double v[MAX_REPS * 5];
+		struct sess s;
+		bool ok = false;
+		double t0;
+
+		/* One transaction of W bytes every 4 ms, watermark W. */
+		if (sess_open(&s, BENCH(shift) | RATE(1) | PERIOD(4000), -1,
+			      bench_cpu, 64, 16 << 20, 1U << shift))
+			goto done;
+		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+		t0 = now_ns();
+		while (n < want && now_ns() - t0 < 10e9) {
+			struct pollfd p = { .fd = s.fd, .events = POLLIN };
+			uint64_t before = s.nrec_aux;
+			double t;
+
+			if (poll(&p, 1, 100) <= 0)
+				continue;
+			t = now_ns();
+			sess_records(&s);
+			sess_aux(&s, false);
+			/* A wake-up for exactly one new transaction. */
+			if (s.nrec_aux == before + 1 && s.last_aux_time &&
+			    t > s.last_aux_time)
+				v[n++] = (t - s.last_aux_time) / 1e3;
+		}
+		ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0);
+		ok = n == want;
+done:
+		sess_close(&s);
+		size_name(name, sizeof(name), "wake", shift);
+		if (ok)
+			report(name, "us", v, n);
+		result(ok && all_positive(v, n), name, NULL);
+	}
+}
+
+static void print_runs(const char *name)
+{
+	char line[512];
+	FILE *f = fopen(DEBUGFS_SETUP, "r");
+
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f))
+		printf("# RUNS %s %s", name, line);
+	fclose(f);
+}
+
+/* Figure 4: mmap and munmap of AUX areas of 1, 64 and 256 MiB. */
+static void fig_mmap(void)
+{
+	static const int mshift[] = { 20, 26, 28 };
+	int i, r, nm = smoke ? 1 : 3;
+	char name[32];
+
+	for (i = 0; i < nm; i++) {
+		double vm[MAX_REPS], vu[MAX_REPS];
+		size_t size = (size_t)1 << mshift[i];
+		bool ok = true;
+
+		for (r = 0; r < reps && ok; r++) {
+			struct sess s;
+			double t0, t1;
+			void *aux;
+
+			ok = false;
+			if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+				goto next;
+			s.pg->aux_offset = s.data_size + page_size;
+			s.pg->aux_size = size;
+			t0 = now_ns();
+			aux = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, s.fd, s.pg->aux_offset);
+			t1 = now_ns();
+			if (aux == MAP_FAILED)
+				goto next;
+			vm[r] = (t1 - t0) / 1e3;
+			if (r == 0) {
+				size_name(name, sizeof(name), "aux", mshift[i]);
+				print_runs(name);
+			}
+			t0 = now_ns();
+			munmap(aux, size);
+			vu[r] = (now_ns() - t0) / 1e3;
+			ok = true;
+next:
+			sess_close(&s);
+		}
+		size_name(name, sizeof(name), "mmap", mshift[i]);
+		if (ok)
+			report(name, "us", vm, reps);
+		result(ok && all_positive(vm, reps), name, NULL);
+		size_name(name, sizeof(name), "munmap", mshift[i]);
+		if (ok)
+			report(name, "us", vu, reps);
+		result(ok && all_positive(vu, reps), name, NULL);
+	}
+
+	/* mmap + munmap cycles of 1 MiB on one event. */
+	{
+		double v[MAX_REPS];
+		struct sess s;
+		bool ok = false;
+
+		if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+			goto cdone;
+		for (r = 0; r < reps; r++) {
+			int c, cycles = smoke ? 2 : 20;
+			double t0 = now_ns();
+
+			for (c = 0; c < cycles; c++) {
+				void *aux;
+
+				s.pg->aux_offset = s.data_size + page_size;
+				s.pg->aux_size = 1 << 20;
+				aux = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+					   MAP_SHARED, s.fd, s.pg->aux_offset);
+				if (aux == MAP_FAILED)
+					goto cdone;
+				munmap(aux, 1 << 20);
+			}
+			v[r] = (now_ns() - t0) / 1e3 / cycles;
+		}
+		ok = true;
+cdone:
+		sess_close(&s);
+		if (ok)
+			report("cycle_1M", "us", v, reps);
+		result(ok && all_positive(v, reps), "cycle_1M", NULL);
+	}
+}
+
+/*
+ * The fixed workload: a loop of integer work, the same on every kernel.
+ * The empty asm keeps x in memory, so every iteration loads and stores it.
+ */
+static void workload(long iters)
+{
+	uint64_t x = 1;
+	long i;
+
+	for (i = 0; i < iters; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+m"(x));
+	}
+}
+
+/*
+ * Figure 5: the workload's runtime in a child, as the child measures it,
+ * untraced (@config 0 means no event) or traced per task by ptsim with
+ * @config while this process consumes.
+ */
+static double run_workload(uint64_t config, long iters)
+{
+	int go[2], res[2], status;
+	double ms = -1;
+	struct sess s = { .fd = -1 };
+	pid_t pid;
+	char c;
+
+	if (pipe(go) || pipe(res))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		double t0;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		t0 = now_ns();
+		workload(iters);
+		t0 = (now_ns() - t0) / 1e6;
+		if (write(res[1], &t0, sizeof(t0)) != sizeof(t0))
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(res[1]);
+	if (config) {
+		if (sess_open(&s, config, pid, -1, 64, 4 << 20, 0))
+			goto out;
+		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (write(go[1], "g", 1) != 1)
+		goto out;
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = res[0], .events = POLLIN },
+			{ .fd = s.fd, .events = POLLIN },
+		};
+
+		poll(p, config ? 2 : 1, 10);
+		if (config) {
+			sess_records(&s);
+			sess_aux(&s, false);
+		}
+		if (p[0].revents) {
+			if (read(res[0], &ms, sizeof(ms)) != sizeof(ms))
+				ms = -1;
+			break;
+		}
+	}
+	if (config && !s.aux_bytes)
+		ms = -1;	/* traced, but nothing came */
+out:
+	close(go[1]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(res[0]);
+	sess_close(&s);
+	return ms;
+}
+
+static void fig_work(void)
+{
+	static const struct { const char *name; uint64_t config; } runs[] = {
+		{ "work_untraced", 0 },
+		/* 16, 64 and 256 records of 16 bytes per 100 us tick */
+		{ "work_2.5MBps", RATE(16) },
+		{ "work_10MBps", RATE(64) },
+		{ "work_40MBps", RATE(256) },
+	};
+	long iters = smoke ? 100000 : 10000000;
+	int i, r, nr = smoke ? 2 : 4;
+
+	for (i = 0; i < nr; i++) {
+		double v[MAX_REPS];
+		bool ok = true;
+
+		for (r = 0; r < reps && ok; r++) {
+			v[r] = run_workload(runs[i].config, iters);
+			ok = v[r] > 0;
+		}
+		if (ok)
+			report(runs[i].name, "ms", v, reps);
+		result(ok, runs[i].name, NULL);
+	}
+}
+
+/*
+ * Figure 6: PERF_EVENT_IOC_FLUSH.  "pending": ptsim holds data back in a
+ * large FIFO (2 KiB produced, 1 KiB drained per 1 ms tick) and each flush
+ * comes 5 ms after the last, so a few KiB are waiting.  "none": the FIFO
+ * is drained at every tick and the flushes come back to back, so after the
+ * first there is nothing to write.
+ */
+static void fig_flush(void)
+{
+	static const struct { const char *name; uint64_t config; int gap_us; } runs[] = {
+		{ "flush_pending", RATE(128) | PERIOD(1000) | FIFO(22) | DRAIN(1), 5000 },
+		{ "flush_none", RATE(16) | PERIOD(4000), 0 },
+	};
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		int n = smoke ? 2 : 10;
+		double v[MAX_REPS];
+		struct sess s;
+		bool ok = false;
+
+		if (sess_open(&s, runs[i].config, -1, bench_cpu, 64, 4 << 20, 0))
+			goto done;
+		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+		usleep(10000);
+		if (ioctl(s.fd, PERF_EVENT_IOC_FLUSH, 0))
+			goto done;
+		sess_records(&s);
+		sess_aux(&s, false);
+		for (r = 0; r < reps; r++) {
+			double sum = 0;
+			int k;
+
+			for (k = 0; k < n; k++) {
+				double t0;
+
+				if (runs[i].gap_us)
+					usleep(runs[i].gap_us);
+				t0 = now_ns();
+				if (ioctl(s.fd, PERF_EVENT_IOC_FLUSH, 0))
+					goto done;
+				sum += now_ns() - t0;
+				sess_records(&s);
+				sess_aux(&s, false);
+			}
+			v[r] = sum / n / 1e3;
+		}
+		ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0);
+		ok = true;
+done:
+		sess_close(&s);
+		if (ok)
+			report(runs[i].name, "us", v, reps);
+		result(ok && all_positive(v, reps), runs[i].name, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--smoke")) {
+			smoke = true;
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			reps = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N]\n");
+			return 2;
+		}
+	}
+	if (smoke)
+		reps = 1;
+	if (reps < 1 || reps > MAX_REPS) {
+		fprintf(stderr, "aux-bench: --reps must be 1..%d\n", MAX_REPS);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page_size = sysconf(_SC_PAGESIZE);
+	/* The engine on the last CPU; on one CPU it shares it with us. */
+	bench_cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	ptsim_type = read_int(PTSIM_SYSFS "/type");
+
+	printf("TAP version 13\n");
+	printf("1..%d\n", smoke ? 2 + 1 + 2 + 1 + 3 + 2 + 2 :
+	       NSIZES + 1 + 7 + 3 + 7 + 4 + 2);
+	printf("# aux-bench: %s, %d repetition(s), engine on CPU %d of %ld\n",
+	       smoke ? "smoke" : "full", reps, bench_cpu,
+	       sysconf(_SC_NPROCESSORS_ONLN));
+	if (ptsim_type < 0 || access(DEBUGFS_BENCH, R_OK)) {
+		printf("Bail out! no ptsim PMU or no %s\n", DEBUGFS_BENCH);
+		return 1;
+	}
+	fig_txn();
+	fig_txn_split();
+	fig_tput();
+	fig_wake();
+	fig_mmap();
+	fig_work();
+	fig_flush();
+	return 0;
+}
