@@ -12,6 +12,9 @@
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
 #                 out/docs/html (zero warnings)
+#   make bench    the AUX area benchmark (tools/aux/aux-bench) on ours and
+#                 on upstream under QEMU -icount, side by side: "bench: ..."
+#                 lines, out/bench/results.json and out/bench/bench.png
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
 # guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
@@ -32,7 +35,7 @@ export AUXLAB_T0 := $(shell date +%s)
 VARIANTS ?= qemu debug upstream
 export VARIANTS
 
-.PHONY: all run check docs deps base tree kernel kernel-debug kernel-upstream \
+.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
 	bisect-check
 
@@ -70,6 +73,11 @@ run: guest
 # always; the other kernels of VARIANTS.
 check: guest $(addprefix kernel-,$(filter-out qemu,$(VARIANTS)))
 	@$(S)/check.sh
+
+# By hand, not in CI (make check runs its smoke version): both kernels.
+bench: guest kernel-upstream
+	@$(S)/deps.sh bench
+	@$(S)/bench.sh
 
 docs: tree
 	@$(S)/build-docs.sh

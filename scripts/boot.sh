@@ -32,7 +32,8 @@
 # short probe boot under KVM proves a guest really runs there (on nested
 # hosts /dev/kvm exists but guests hang).  ICOUNT=N adds "-icount shift=N"
 # under TCG: the guest clock then follows executed instructions, for
-# repeatable timings.
+# repeatable timings.  SMP (default 2) and MEM (default 2G) size the
+# guest; QEMU_EXTRA adds arguments (make bench uses these).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,10 +46,15 @@ case $variant in debug) dflt=2400 ;; *) dflt=1200 ;; esac
 TIMEOUT=${TIMEOUT:-$dflt}
 ACCEL=${ACCEL:-auto}
 XFER_MB=${XFER_MB:-1024}
+SMP=${SMP:-2}
+MEM=${MEM:-2G}
 
 qemu() {	# qemu ACCEL MODE RUNDIR TIMEOUT
 	local extra=()
 	[ "$1" = tcg ] && [ -n "${ICOUNT:-}" ] && extra+=(-icount "shift=$ICOUNT,sleep=off")
+	# QEMU_EXTRA: more QEMU arguments, split on blanks.
+	# shellcheck disable=SC2206
+	[ -n "${QEMU_EXTRA:-}" ] && extra+=($QEMU_EXTRA)
 	mkdir -p "$3"
 	: >"$3/console.log"
 	: >"$3/tests.log"
@@ -59,7 +65,7 @@ qemu() {	# qemu ACCEL MODE RUNDIR TIMEOUT
 	truncate -s "${XFER_MB}M" "$3/xfer.img"
 	local rc=0
 	timeout -k 5 "$4" qemu-system-x86_64 \
-		-accel "$1" -cpu max -smp 2 -m 2G "${extra[@]}" \
+		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" "${extra[@]}" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq auxlab.mode=$2" \
@@ -92,7 +98,7 @@ elif [ "$ACCEL" = auto ] && [ -z "${ICOUNT:-}" ]; then
 	accel=$(cat "$BUILD/accel")
 fi
 
-stage "boot[$variant/$mode]: QEMU $accel${ICOUNT:+ icount shift=$ICOUNT}, timeout ${TIMEOUT}s, logs in $rundir"
+stage "boot[$variant/$mode]: QEMU $accel${ICOUNT:+ icount shift=$ICOUNT} smp=$SMP mem=$MEM, timeout ${TIMEOUT}s, logs in $rundir"
 rc=0
 start=$SECONDS
 mkdir -p "$rundir"
@@ -104,7 +110,7 @@ qpid=$!
 sleep 0.2
 tail -n +1 -F --pid=$qpid "$rundir/tests.log" 2>/dev/null | sed -u 's/^/    | /'
 wait $qpid || rc=$?
-echo "accel=$accel icount=${ICOUNT:-} seconds=$((SECONDS - start)) qemu_rc=$rc" >"$rundir/boot.info"
+echo "accel=$accel icount=${ICOUNT:-} smp=$SMP mem=$MEM seconds=$((SECONDS - start)) qemu_rc=$rc" >"$rundir/boot.info"
 # isa-debug-exit makes QEMU exit with (status << 1) | 1: 1 is a clean end.
 case $rc in
 1) info "boot[$variant/$mode]: guest finished in $((SECONDS - start))s" ;;

@@ -40,6 +40,8 @@ for t in aux-pmus aux-record aux-decode; do
 done
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-pmus" "$TREE/tools/aux/aux-pmus.c"
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-record" "$TREE/tools/aux/aux-record.c"
+# The benchmark (make bench; its smoke run is a check suite).
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-bench" "$TREE/tools/aux/aux-bench.c"
 mkdir -p "$BUILD/host"
 # The host decoder sees the same uapi headers as the guest (the PERF_AUX_FLAG
 # values it explains gaps with); libipt comes from the host (libipt-dev).

@@ -11,6 +11,8 @@ PKGS=(
 	sparse python3-sphinx python3-ply python3-git rsync coccinelle
 	gcc-aarch64-linux-gnu
 )
+# "deps.sh bench": what make bench needs on top (the plot).
+[ "${1:-}" = bench ] && PKGS=(gnuplot-nox)
 
 missing=()
 for p in "${PKGS[@]}"; do

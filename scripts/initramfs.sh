@@ -22,7 +22,7 @@ cp "$BUSYBOX" "$R/bin/busybox"
 cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$R/tests/"
-cp "$G/aux-pmus" "$G/aux-record" "$R/tests/"
+cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -36,6 +36,9 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
 		echo "perf_events/$t $tmo $(need "perf_events/$t") ./perf_events/$t"
 	done
+	# The benchmark's smoke run: every figure once, tiny; it passes if
+	# the benchmark works, whatever the numbers (make bench measures).
+	echo "aux-bench/smoke 300 - aux-bench --smoke"
 } >"$R/tests/check.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
@@ -48,6 +51,11 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 cat >"$R/tests/run.list" <<-'LIST'
 	aux-pmus 60 - aux-pmus
 	ptsim-demo 300 - aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100 -o "$AUXLAB_TRACE_DIR/demo" -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+LIST
+# bench (make bench, scripts/bench.sh): the whole benchmark, each figure
+# repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.
+cat >"$R/tests/bench.list" <<-'LIST'
+	aux-bench 7200 - aux-bench --reps 5
 LIST
 # harness/xfer leaves a known file (1.3 MB) for the transfer disk to carry.
 cat >"$R/tests/selftest.list" <<-'LIST'

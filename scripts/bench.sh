@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# "make bench": the AUX area benchmark on ours and on upstream, side by side.
+#
+# Boots the qemu kernel (ours) and the upstream kernel (the same config and
+# guest, without the AUX rewrite) one after the other, each running
+# tools/aux/aux-bench (mode "bench" of the initramfs), under TCG with
+# -icount: the guest clock then advances with executed instructions
+# (shift=BENCH_ICOUNT, default 0, i.e. 1 ns per instruction), so the
+# figures are instruction-driven and repeatable, whatever else the host
+# is doing.  The guest has BENCH_SMP CPUs (default 1: with one CPU nothing
+# else runs while the kernel times its transactions) and BENCH_MEM memory
+# (default 2G: room for the 256 MiB AUX area).
+#
+# scripts/bench.py merges the two runs into one "bench: ..." line per
+# figure, out/bench/results.json and out/bench/bench.png (gnuplot).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+BENCH_ICOUNT=${BENCH_ICOUNT:-0}
+BENCH_SMP=${BENCH_SMP:-1}
+BENCH_MEM=${BENCH_MEM:-2G}
+B=$OUT/bench
+mkdir -p "$B"
+mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM"
+stage "bench: ours (qemu) and upstream, QEMU $mode"
+# Both guests at once: under -icount their figures do not depend on how
+# busy the host is, only the wall time does.
+pids=()
+for v in qemu upstream; do
+	rm -rf "${B:?}/$v"
+	ICOUNT=$BENCH_ICOUNT SMP=$BENCH_SMP MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
+		"$TOP/scripts/boot.sh" "$v" bench "$B/$v" >"$B/$v.boot.log" 2>&1 &
+	pids+=($!)
+done
+for i in 0 1; do
+	v=$([ "$i" = 0 ] && echo qemu || echo upstream)
+	wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v/ and $B/$v.boot.log)"
+	info "bench: $v done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v/boot.info") s)"
+done
+# Kernel splats make a benchmark run worthless: results.py names them.
+"$TOP/scripts/results.py" "qemu=$B/qemu" "upstream=$B/upstream" >"$B/results.txt" ||
+	{ cat "$B/results.txt" >&2; die "bench: a benchmark run failed (see above)"; }
+"$TOP/scripts/bench.py" --mode "$mode" --machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME")" \
+	--out "$B" "ours=$B/qemu/tests.log" "upstream=$B/upstream/tests.log"
