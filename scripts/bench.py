@@ -144,6 +144,10 @@ def plot(out, res, ours, up):
         print('bench: no gnuplot, no plot', file=sys.stderr)
         return
     png = os.path.join(out, 'bench.png')
+    mc = res['figures'].get('memcpy')
+    memcpy = (f', {mc[ours]["median"]} with lines dashtype 2 title "memcpy, 64 KiB blocks ({ours})"'
+              f', {mc[up]["median"]} with lines dashtype 3 title "memcpy, 64 KiB blocks ({up})"'
+              if mc else '')
     script = f'''
 set terminal pngcairo size 1200,500 noenhanced font ",10"
 set output "{png}"
@@ -159,7 +163,7 @@ set logscale y 10
 set format y "%g"
 set title "throughput, consumer copying out (MB/s of guest time)"
 set key bottom right
-plot "{dat}" index 1 using 1:2 with linespoints title "{ours}", "" index 1 using 1:3 with linespoints title "{up}"
+plot "{dat}" index 1 using 1:2 with linespoints title "{ours}", "" index 1 using 1:3 with linespoints title "{up}"{memcpy}
 unset multiplot
 '''
     r = subprocess.run(['gnuplot'], input=script, text=True, capture_output=True)
