@@ -12,6 +12,10 @@
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
 #                 out/docs/html (zero warnings)
+#   make fuzz     the AUX area fuzzer alone, longer than in make check, on
+#                 the debug kernel: OPS=<per phase> SEED=<n> [THREADS=<n>]
+#                 [PHASES=a,b] [FUZZ_KERNEL=qemu|upstream]; last line
+#                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
 # guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
@@ -34,7 +38,7 @@ export VARIANTS
 
 .PHONY: all run check docs deps base tree kernel kernel-debug kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check
+	bisect-check fuzz
 
 all: run
 
@@ -73,6 +77,12 @@ check: guest $(addprefix kernel-,$(filter-out qemu,$(VARIANTS)))
 
 docs: tree
 	@$(S)/build-docs.sh
+
+# The fuzzer boots FUZZ_KERNEL: debug (default), qemu or upstream.
+FUZZ_KERNEL ?= debug
+export FUZZ_KERNEL
+fuzz: guest $(addprefix kernel-,$(filter-out qemu,$(FUZZ_KERNEL)))
+	@$(S)/fuzz.sh
 
 harness-test: guest
 	@tests/harness/selftest.sh $(CURDIR)/out/harness
