@@ -877,9 +877,20 @@ static void op_mremap(struct th *t)
 		if (add_map(fz, r, nlen, fz->map[m].kind, fz->map[m].prot) < 0)
 			munmap(r, nlen);
 	} else {
+		int kind = fz->map[m].kind;
+
 		forget_range(fz, addr, len);
 		fz->map[m].addr = r;
 		fz->map[m].len = nlen;
+		/*
+		 * A move whose unmapping of the old range failed (an injected
+		 * allocation failure) still succeeds and leaves the old VMA
+		 * in place, empty (mremap.c: "OOM: unable to split vma, just
+		 * get accounts right").  It is still ours to unmap.
+		 */
+		if (r != addr && mapped(addr, len) &&
+		    add_map(fz, addr, len, kind, PROT_NONE) < 0)
+			munmap(addr, len);
 	}
 	pthread_mutex_unlock(&fz->lock);
 }
