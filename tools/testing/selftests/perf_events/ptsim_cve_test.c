@@ -271,6 +271,12 @@ static void peer_stop(struct peer *pr)
  * right after the race, and after the munmap()s the first area's charge
  * is never given back (its pages leak too).  One side may also see the
  * other's area half built and fail with EINVAL.
+ *
+ * Seen 2026-11-23 on the upstream kernel with the two lines that take
+ * rb->aux_mutex in perf_mmap() removed: round 1 reported "VmPin 137
+ * pages in all, want 73: two AUX areas", then "VmPin 73 pages in all
+ * after the AUX munmap()s, want 9", and the leak check "vm_pin 0 -> 64,
+ * perf_mlock 0 -> 512".
  */
 TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 {
@@ -375,6 +381,12 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
  * fails on the first EXPECT (munmap() returned 0), and at the end VmPin
  * still holds the AUX pages.  A split data mapping leaves a piece at a
  * non-zero offset that perf_mmap_open() counts as an AUX mapping.
+ *
+ * Seen 2026-11-23 on the upstream kernel with the .may_split line
+ * removed from perf_mmap_vmops: every partial munmap() and MAP_FIXED of
+ * both the data and the AUX mapping succeeded (20 EXPECTs of -1 and
+ * EINVAL failed, "data: munmap of the first page" and so on), and the
+ * test then died of SIGSEGV on a page it had been refused to unmap.
  */
 TEST_F_TIMEOUT(cve, vma_split, 60)
 {
@@ -485,6 +497,12 @@ TEST_F_TIMEOUT(cve, vma_split, 60)
  * one, the buffer is never detached and its data pages are never
  * uncharged.  Each test fails in its first round: VmPin is still
  * 1 + data pages after the data munmap().
+ *
+ * Seen 2026-11-23 on the upstream kernel with that atomic_dec() removed:
+ * aux_fail_eopnotsupp, _enomem and _eperm each failed in round 0 ("VmPin
+ * 5 after the data munmap(), want 0", then "leaked: vm_pin 0 -> 5");
+ * aux_fail_einval passed, as it must: its mmap() fails before the
+ * reference is taken.
  */
 static void aux_fail_rounds(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(cve) *self, int fd, __u64 aux_size,
@@ -774,6 +792,11 @@ TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
  * although the AUX mapping still counts on it, and the AUX munmap() finds
  * no buffer on F (a NULL dereference in perf_mmap_close()): the child
  * dies in an oops, or VmPin does not come back to 0.
+ *
+ * Seen 2026-11-23 on the upstream kernel with atomic_inc_not_zero()
+ * replaced by atomic_inc() there: "BUG: kernel NULL pointer dereference"
+ * in perf_mmap_close() on the console, and the test failed ("Test
+ * terminated by timeout").
  */
 TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 {
@@ -932,6 +955,10 @@ static void *toucher_main(void *p)
  * reads zeros and the test fails; if that allocation then fails or the
  * area is unmapped, the page is freed while mapped, which the debug
  * kernel reports as a bad page state or a use-after-free.
+ *
+ * Seen 2026-11-23 on the upstream kernel with patch 0020 reversed (which
+ * is upstream 6.12 as released): "round 1: 0 bad faults in the parent,
+ * 207 in the child", and the test failed in its first round.
  */
 TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 {
