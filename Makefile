@@ -15,6 +15,10 @@
 #   make bench    the AUX area benchmark (tools/aux/aux-bench) on ours and
 #                 on upstream under QEMU -icount, side by side: "bench: ..."
 #                 lines, out/bench/results.json and out/bench/bench.png
+#   make fuzz     the AUX area fuzzer alone, longer than in make check, on
+#                 the debug kernel: OPS=<per phase> SEED=<n> [THREADS=<n>]
+#                 [PHASES=a,b] [FUZZ_KERNEL=qemu|upstream]; last line
+#                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
 # guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
@@ -37,7 +41,7 @@ export VARIANTS
 
 .PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check
+	bisect-check fuzz
 
 all: run
 
@@ -81,6 +85,12 @@ bench: guest kernel-upstream
 
 docs: tree
 	@$(S)/build-docs.sh
+
+# The fuzzer boots FUZZ_KERNEL: debug (default), qemu or upstream.
+FUZZ_KERNEL ?= debug
+export FUZZ_KERNEL
+fuzz: guest $(addprefix kernel-,$(filter-out qemu,$(FUZZ_KERNEL)))
+	@$(S)/fuzz.sh
 
 harness-test: guest
 	@tests/harness/selftest.sh $(CURDIR)/out/harness

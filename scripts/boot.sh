@@ -17,6 +17,9 @@
 # had nothing to send.  RUNDIR/xfer.txt says what happened ("ok files=N",
 # "none", or "failed: why").
 #
+# APPEND adds words to the kernel command line (e.g. the fuzz mode's
+# auxlab.seed=N auxlab.ops=N, see scripts/guest/init).
+#
 # Exit status 0 when the guest reached the end of /init and its output, if
 # any, came back complete.
 #
@@ -68,7 +71,7 @@ qemu() {	# qemu ACCEL MODE RUNDIR TIMEOUT
 		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" "${extra[@]}" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq auxlab.mode=$2" \
+		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq auxlab.mode=$2${APPEND:+ $APPEND}" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-drive file="$3/xfer.img",format=raw,if=none,id=xfer \
 		-device virtio-blk-pci,drive=xfer \

@@ -54,6 +54,9 @@ for v in $VARIANTS; do
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
 	runs+=("$v=$OUT/check-$v")
 	decode "$v" "$OUT/check-$v"
+	# The fuzzer's summary: operations, fault injections, leaks.
+	fz=$(sed -n 's/^# ptsim_fuzz: //p' "$OUT/check-$v/tests.log" | tail -n1)
+	[ -z "$fz" ] || info "fuzz[$v]: $fz"
 done
 
 # Ours against upstream: the same guest must give the same results.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage 4b: pack busybox-static, the guest programs and the suite lists into
 # $BUILD/initramfs.cpio.gz.  One image serves every mode; the kernel command
-# line (auxlab.mode=check|run|selftest) picks the list /init runs.
+# line (auxlab.mode=check|run|fuzz|selftest) picks the list /init runs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,10 +31,15 @@ tmo=${tmo:-120}
 need() {	# the path a suite needs (scripts/guest/needs), or -
 	awk -v s="$1" '$1 == s { print $2; f = 1 } END { if (!f) print "-" }' "$TOP/scripts/guest/needs"
 }
+# The fuzzer's short run (its default operation count) needs longer
+# than the others on the debug kernel under TCG.
+timeout_of() {
+	case $1 in ptsim_fuzz) echo 600 ;; *) echo "$tmo" ;; esac
+}
 {
 	echo "# name timeout-seconds needs command"
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
-		echo "perf_events/$t $tmo $(need "perf_events/$t") ./perf_events/$t"
+		echo "perf_events/$t $(timeout_of "$t") $(need "perf_events/$t") ./perf_events/$t"
 	done
 	# The benchmark's smoke run: every figure once, tiny; it passes if
 	# the benchmark works, whatever the numbers (make bench measures).
@@ -56,6 +61,12 @@ LIST
 # repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.
 cat >"$R/tests/bench.list" <<-'LIST'
 	aux-bench 7200 - aux-bench --reps 5
+LIST
+# fuzz (make fuzz, scripts/fuzz.sh): the fuzzer alone, with the options
+# /init takes from the kernel command line (auxlab.seed=, auxlab.ops=,
+# auxlab.threads=, auxlab.phases=); the host's TIMEOUT bounds it.
+cat >"$R/tests/fuzz.list" <<-'LIST'
+	perf_events/ptsim_fuzz 86400 - ./perf_events/ptsim_fuzz $AUXLAB_FUZZ_ARGS
 LIST
 # harness/xfer leaves a known file (1.3 MB) for the transfer disk to carry.
 cat >"$R/tests/selftest.list" <<-'LIST'

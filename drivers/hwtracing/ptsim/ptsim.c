@@ -1394,7 +1394,11 @@ static int ptsim_event_init(struct perf_event *event)
 	if (!ev)
 		return -ENOMEM;
 	ev->fifo_size = 1U << fifo_shift;
-	ev->fifo = kvmalloc(ev->fifo_size, GFP_KERNEL);
+	/*
+	 * The size is the user's (up to 4 MiB): a failure is the user's
+	 * -ENOMEM, not a reason for a warning with a stack dump.
+	 */
+	ev->fifo = kvmalloc(ev->fifo_size, GFP_KERNEL | __GFP_NOWARN);
 	if (!ev->fifo) {
 		kfree(ev);
 		return -ENOMEM;

@@ -1,0 +1,1286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regression tests for the bugs the perf AUX area has had, driven through
+ * the ptsim PMU: one test (or a few) per bug, each saying in its comment
+ * how it fails on a kernel with the fix reverted.
+ *
+ * Most of these bugs leak a reference, and a leaked reference shows as
+ * locked memory that is never given back.  The tests set
+ * perf_event_mlock_kb to 0, so that every page of every perf buffer is
+ * charged to the mapping process's pinned_vm (VmPin in /proc/self/status):
+ * VmPin then counts exactly the pages the test has mapped, and must be 0
+ * once it has unmapped everything.  At the end each test also checks,
+ * against the values before it started, the user's perf_mlock (measured
+ * as ptsim_leak.h explains), its file descriptors and its perf mappings.
+ *
+ * The races are bounded both in rounds and in time (a few seconds under
+ * TCG); the number of rounds that ran is logged.  None of them asserts
+ * anything about time.
+ */
+#include "ptsim_leak.h"
+#include <pthread.h>
+#include <setjmp.h>
+#include <sys/prctl.h>
+#include "../kselftest_harness.h"
+
+#define RACE_SECONDS	4
+
+struct peer;
+
+FIXTURE(cve)
+{
+	long psz;
+	long mlock_kb;		/* perf_event_mlock_kb to put back */
+	struct acct base;
+	pid_t kids[2];
+	struct peer *peer;
+};
+
+FIXTURE_SETUP(cve)
+{
+	self->mlock_kb = -1;
+	self->kids[0] = 0;
+	self->kids[1] = 0;
+	self->peer = NULL;
+	self->psz = sysconf(_SC_PAGESIZE);
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if (geteuid())
+		SKIP(return, "needs root (perf_event_mlock_kb, CAP_IPC_LOCK)");
+	self->mlock_kb = read_long(MLOCK_SYSCTL);
+	ASSERT_LE(0, self->mlock_kb);
+	acct_take(&self->base, true);
+	ASSERT_LE(0, self->base.perf_mlock) TH_LOG("cannot measure perf_mlock");
+	/* glibc keeps the stacks of joined threads: count perf mappings only. */
+	self->base.maps = -1;
+	ASSERT_EQ(0, self->base.vm_pin);
+	/* Every page of every perf buffer is charged to VmPin from now on. */
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 0));
+}
+
+static void peer_stop(struct peer *pr);
+
+FIXTURE_TEARDOWN(cve)
+{
+	int i;
+
+	peer_stop(self->peer);
+	for (i = 0; i < 2; i++)
+		if (self->kids[i] > 0) {
+			kill(self->kids[i], SIGKILL);
+			waitpid(self->kids[i], NULL, 0);
+		}
+	if (self->mlock_kb >= 0)
+		write_long(MLOCK_SYSCTL, self->mlock_kb);
+}
+
+/*
+ * Everything this test took is given back (see the top of the file).
+ * elsewhere: pages charged to, or uncharged from, another process's VmPin
+ * that are this process's to account for (see struct peer).
+ */
+static void expect_baseline_with(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(cve) *self, long elsewhere)
+{
+	struct acct base = self->base, now;
+	char why[512];
+
+	base.vm_pin -= elsewhere;
+	EXPECT_EQ(0, acct_settle(&base, &now, why, sizeof(why)))
+		TH_LOG("leaked: %s", why);
+}
+
+static void expect_baseline(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(cve) *self)
+{
+	expect_baseline_with(_metadata, self, 0);
+}
+
+/* A child that only waits to be killed: a task to attach events to. */
+static pid_t spawn_idle(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* A ptsim event on another task, bound to CPU 0. */
+static int open_on(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr;
+
+	ptsim_attr(&attr, 0);
+	return perf_open(&attr, pid, cpu, -1);
+}
+
+static struct perf_event_mmap_page *map_data(int fd, long psz, int pages)
+{
+	void *p = mmap(NULL, (1 + pages) * psz, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void *map_aux(int fd, __u64 off, __u64 size)
+{
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+}
+
+static double now_s(void)
+{
+	return now_ms() / 1000;
+}
+
+/*
+ * ---- a peer process ----
+ *
+ * Two threads of one process cannot race in perf_mmap() or against
+ * perf_mmap_close(): mmap() and munmap() take the mm's mmap_lock for
+ * writing around them.  The races these bugs need are between two
+ * processes that map the same buffer, here the test and a child that
+ * shares its descriptors and runs mmap() or munmap() on command, both
+ * released at once.  Upstream charges locked memory to the mm of the
+ * mapping that allocates and uncharges it from the mm of the last
+ * unmapping, which may be the other one; a kernel may also uncharge the
+ * mm it charged.  Either way the sum of both processes' VmPin, read after
+ * everything is done, is the invariant.
+ */
+enum { PEER_MMAP = 1, PEER_MUNMAP, PEER_NOP };
+
+struct peer {
+	int seq, ready, go, done;
+	int op, fd, prot;
+	__u64 off, len;
+	void *addr;		/* PEER_MUNMAP: what; PEER_MMAP: the result */
+	int err;
+	long vm_pin;		/* the child's VmPin after the operation */
+	pid_t pid;
+};
+
+static void peer_main(struct peer *pr)
+{
+	int seq = 0;
+
+	for (;;) {
+		while (LOAD(pr->seq) == seq)
+			;
+		seq = LOAD(pr->seq);
+		STORE(pr->ready, seq);
+		while (LOAD(pr->go) != seq)
+			;
+		errno = 0;
+		if (pr->op == PEER_MMAP)
+			pr->addr = mmap(NULL, pr->len, pr->prot, MAP_SHARED,
+					pr->fd, pr->off);
+		else if (pr->op == PEER_MUNMAP)
+			pr->err = munmap(pr->addr, pr->len) ? errno : 0;
+		if (pr->op == PEER_MMAP)
+			pr->err = pr->addr == MAP_FAILED ? errno : 0;
+		pr->vm_pin = vm_pin_pages();
+		STORE(pr->done, seq);
+	}
+}
+
+static struct peer *peer_start(void)
+{
+	struct peer *pr = mmap(NULL, sizeof(*pr), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (pr == MAP_FAILED)
+		return NULL;
+	memset((void *)pr, 0, sizeof(*pr));
+	pr->pid = fork();
+	if (!pr->pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		peer_main(pr);
+	}
+	return pr->pid > 0 ? pr : NULL;
+}
+
+/* Post a command; the peer waits for peer_go(). */
+static void peer_post(struct peer *pr, int op, int fd, __u64 off, __u64 len,
+		      void *addr)
+{
+	pr->op = op;
+	pr->fd = fd;
+	pr->off = off;
+	pr->len = len;
+	pr->prot = PROT_READ | PROT_WRITE;
+	pr->addr = addr;
+	STORE(pr->seq, pr->seq + 1);
+	while (pr->pid > 0 && LOAD(pr->ready) != pr->seq)
+		;
+}
+
+static void peer_go(struct peer *pr)
+{
+	STORE(pr->go, pr->seq);
+}
+
+/* Wait for the peer's result; false if it died (a kernel oops kills it). */
+static bool peer_wait(struct peer *pr)
+{
+	unsigned long spins = 0;
+
+	while (LOAD(pr->done) != pr->seq)
+		if (!(++spins & 0xfffff) && waitpid(pr->pid, NULL, WNOHANG)) {
+			pr->pid = 0;
+			return false;
+		}
+	return true;
+}
+
+/* Run a command in the peer alone. */
+static bool peer_run(struct peer *pr, int op, int fd, __u64 off, __u64 len,
+		     void *addr)
+{
+	peer_post(pr, op, fd, off, len, addr);
+	peer_go(pr);
+	return peer_wait(pr);
+}
+
+static void peer_stop(struct peer *pr)
+{
+	if (!pr)
+		return;
+	if (pr->pid > 0) {
+		kill(pr->pid, SIGKILL);
+		waitpid(pr->pid, NULL, 0);
+	}
+	munmap((void *)pr, sizeof(*pr));
+}
+
+/*
+ * CVE-2024-46713: AUX serialization across buffers shared with
+ * PERF_EVENT_IOC_SET_OUTPUT.
+ *
+ * E and F are ptsim events on two other tasks, both bound to CPU 0 (the
+ * only way two events of an exclusive PMU can share a buffer); F's output
+ * goes to E's buffer.  Each round, this process maps the AUX area through
+ * E while a child maps it through F, at once.  The buffer must get one
+ * AUX area: both calls succeed and the AUX pages are charged once.
+ *
+ * With the fix reverted (perf_mmap() serializing the AUX branch with the
+ * event's mmap_mutex instead of the buffer's aux_mutex), E and F hold
+ * different mutexes, both processes can find the buffer without an AUX
+ * area and both allocate one: the two VmPin show the AUX pages twice
+ * right after the race, and after the munmap()s the first area's charge
+ * is never given back (its pages leak too).  One side may also see the
+ * other's area half built and fail with EINVAL.
+ *
+ * Seen 2026-11-23 on the upstream kernel with the two lines that take
+ * rb->aux_mutex in perf_mmap() removed: round 1 reported "VmPin 137
+ * pages in all, want 73: two AUX areas", then "VmPin 73 pages in all
+ * after the AUX munmap()s, want 9", and the leak check "vm_pin 0 -> 64,
+ * perf_mlock 0 -> 512".
+ */
+TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
+{
+	const int data_pages = 8, aux_pages = 64;
+	struct perf_event_mmap_page *pe, *pf;
+	int fe, ff, rounds = 0, bad = 0;
+	struct peer *pr;
+	double end;
+
+	self->kids[0] = spawn_idle();
+	self->kids[1] = spawn_idle();
+	ASSERT_GT(self->kids[0], 0);
+	ASSERT_GT(self->kids[1], 0);
+	fe = open_on(self->kids[0], 0);
+	ASSERT_LE(0, fe) TH_LOG("perf_event_open: %s", strerror(errno));
+	ff = open_on(self->kids[1], 0);
+	ASSERT_LE(0, ff) TH_LOG("perf_event_open: %s", strerror(errno));
+
+	pe = map_data(fe, self->psz, data_pages);
+	ASSERT_NE(NULL, pe);
+	ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe));
+	/* A second mapping of the same buffer, through F. */
+	pf = map_data(ff, self->psz, data_pages);
+	ASSERT_NE(NULL, pf);
+	ASSERT_EQ(1 + data_pages, vm_pin_pages());
+	pe->aux_offset = (1 + data_pages) * self->psz;
+	pe->aux_size = aux_pages * self->psz;
+	ASSERT_EQ(pe->aux_offset, pf->aux_offset) TH_LOG("not one buffer");
+	pr = peer_start();
+	ASSERT_NE(NULL, pr);
+	self->peer = pr;
+
+	end = now_s() + RACE_SECONDS;
+	while (rounds < 300 && now_s() < end && !bad) {
+		int err, err_b;
+		void *a, *b;
+		long pin;
+
+		/* The peer maps through F while this process maps through E. */
+		peer_post(pr, PEER_MMAP, ff, pe->aux_offset, pe->aux_size, NULL);
+		peer_go(pr);
+		a = map_aux(fe, pe->aux_offset, pe->aux_size);
+		err = errno;
+		ASSERT_TRUE(peer_wait(pr)) TH_LOG("round %d: the peer died", rounds);
+		rounds++;
+		b = pr->addr;
+		err_b = pr->err;
+		ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+		pin = vm_pin_pages() + pr->vm_pin;
+		if (a == MAP_FAILED || b == MAP_FAILED) {
+			bad++;
+			TH_LOG("round %d: mmap through E: %s, through F: %s",
+			       rounds, a == MAP_FAILED ? strerror(err) : "ok",
+			       b == MAP_FAILED ? strerror(err_b) : "ok");
+		} else if (pin != 1 + data_pages + aux_pages) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld pages in all, want %d: two AUX areas",
+			       rounds, pin, 1 + data_pages + aux_pages);
+		}
+		if (b != MAP_FAILED)
+			ASSERT_TRUE(peer_run(pr, PEER_MUNMAP, -1, 0, pe->aux_size, b))
+				TH_LOG("round %d: the peer died", rounds);
+		if (a != MAP_FAILED)
+			munmap(a, pe->aux_size);
+		ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+		pin = vm_pin_pages() + pr->vm_pin;
+		if (pin != 1 + data_pages) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld pages in all after the AUX munmap()s, want %d",
+			       rounds, pin, 1 + data_pages);
+		}
+	}
+	TH_LOG("%d rounds", rounds);
+	EXPECT_EQ(0, bad);
+	munmap(pf, (1 + data_pages) * self->psz);
+	munmap(pe, (1 + data_pages) * self->psz);
+	close(ff);
+	close(fe);
+	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+	EXPECT_EQ(0, vm_pin_pages() + pr->vm_pin);
+	expect_baseline_with(_metadata, self, pr->vm_pin);
+	peer_stop(pr);
+	self->peer = NULL;
+}
+
+/*
+ * CVE-2025-38563: a perf mapping must not be split.
+ *
+ * perf counts mappings by offset and size (a VMA at offset 0 is the data
+ * area, one at aux_pgoff the AUX area), and open()/close() of a VMA
+ * take and drop those counts whole.  Every way of splitting a data or an
+ * AUX mapping must fail with EINVAL and leave it as it was: munmap() of a
+ * part, mprotect() of a part, mremap() to a smaller size, and an mmap()
+ * with MAP_FIXED over a part.  Growing it with mremap() fails (EFAULT,
+ * the mapping is VM_DONTEXPAND); moving it whole and zapping its pages
+ * with MADV_DONTNEED are allowed.  Afterwards everything goes back.
+ *
+ * With the fix reverted (no perf_mmap_may_split()), the partial munmap()
+ * of the AUX mapping succeeds: the kernel calls perf_mmap_open() for the
+ * new VMA, and the pieces' offsets no longer match aux_pgoff when they
+ * are closed, so the AUX area's count never reaches zero.  The test
+ * fails on the first EXPECT (munmap() returned 0), and at the end VmPin
+ * still holds the AUX pages.  A split data mapping leaves a piece at a
+ * non-zero offset that perf_mmap_open() counts as an AUX mapping.
+ *
+ * Seen 2026-11-23 on the upstream kernel with the .may_split line
+ * removed from perf_mmap_vmops: every partial munmap() and MAP_FIXED of
+ * both the data and the AUX mapping succeeded (20 EXPECTs of -1 and
+ * EINVAL failed, "data: munmap of the first page" and so on), and the
+ * test then died of SIGSEGV on a page it had been refused to unmap.
+ */
+TEST_F_TIMEOUT(cve, vma_split, 60)
+{
+	const int data_pages = 8, aux_pages = 16;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long alen = aux_pages * psz;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	char *maps[2], *aux, *r;
+	long lens[2];
+	int fd, i;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	pg = map_data(fd, psz, data_pages);
+	ASSERT_NE(NULL, pg);
+	pg->aux_offset = dlen;
+	pg->aux_size = alen;
+	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+	ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX mmap: %s", strerror(errno));
+	ASSERT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
+
+	maps[0] = (char *)pg;
+	lens[0] = dlen;
+	maps[1] = aux;
+	lens[1] = alen;
+	for (i = 0; i < 2; i++) {
+		char *m = maps[i];
+		long len = lens[i];
+		const char *what = i ? "AUX" : "data";
+
+		errno = 0;
+		EXPECT_EQ(-1, munmap(m, psz)) TH_LOG("%s: munmap of the first page", what);
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(-1, munmap(m + len - psz, psz))
+			TH_LOG("%s: munmap of the last page", what);
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(-1, munmap(m + psz, psz)) TH_LOG("%s: munmap of a middle page", what);
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(-1, mprotect(m, psz, PROT_READ)) TH_LOG("%s: mprotect of a part", what);
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(MAP_FAILED, mremap(m, len, len - psz, 0))
+			TH_LOG("%s: mremap to a smaller size", what);
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(MAP_FAILED, mremap(m, len, len + psz, MREMAP_MAYMOVE))
+			TH_LOG("%s: mremap to a larger size", what);
+		EXPECT_EQ(EFAULT, errno);
+		errno = 0;
+		EXPECT_EQ(MAP_FAILED, mmap(m + psz, psz, PROT_READ,
+					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))
+			TH_LOG("%s: MAP_FIXED over a part", what);
+		EXPECT_EQ(EINVAL, errno);
+		/* Zapping pages splits nothing; they fault back in. */
+		EXPECT_EQ(0, madvise(m + psz, psz, MADV_DONTNEED));
+		/* Nothing changed: still mapped, still charged once. */
+		EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
+		EXPECT_EQ(2, count_perf_maps());
+	}
+	/* The user page and the AUX pages are still there. */
+	EXPECT_EQ((__u64)dlen, pg->aux_offset);
+	EXPECT_EQ(0, aux[alen - 1]);
+
+	/* Moving a whole mapping is fine, and it keeps working. */
+	r = mmap(NULL, alen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	r = mremap(aux, alen, alen, MREMAP_MAYMOVE | MREMAP_FIXED, r);
+	ASSERT_NE(MAP_FAILED, r) TH_LOG("moving the AUX mapping: %s", strerror(errno));
+	aux = r;
+	EXPECT_EQ(0, aux[0]);
+	EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
+
+	EXPECT_EQ(0, munmap(aux, alen));
+	EXPECT_EQ(1 + data_pages, vm_pin_pages());
+	EXPECT_EQ(0, munmap(pg, dlen));
+	EXPECT_EQ(0, vm_pin_pages());
+
+	/* The event can be mapped again: nothing of it was left behind. */
+	pg = map_data(fd, psz, data_pages);
+	ASSERT_NE(NULL, pg);
+	pg->aux_offset = dlen;
+	pg->aux_size = alen;
+	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+	EXPECT_NE(MAP_FAILED, aux) TH_LOG("AUX mmap: %s", strerror(errno));
+	if (aux != MAP_FAILED)
+		munmap(aux, alen);
+	munmap(pg, dlen);
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * The 2025 fixes of perf_mmap()'s error paths (e.g. "perf/core: Don't
+ * leak AUX buffer refcount on allocation failure"): an AUX mmap() that
+ * fails after perf took a reference on the buffer must give it back, and
+ * must leave the data mapping, the locked memory and the pinned memory
+ * exactly as they were.  Each failure is repeated many times, so that a
+ * leak of one page per failure adds up.
+ *
+ * With that fix reverted (no atomic_dec(&rb->mmap_count) when the AUX
+ * branch fails after its atomic_inc_not_zero()), the buffer keeps a count
+ * that no VMA holds: the munmap() of the data area is then not the last
+ * one, the buffer is never detached and its data pages are never
+ * uncharged.  Each test fails in its first round: VmPin is still
+ * 1 + data pages after the data munmap().
+ *
+ * Seen 2026-11-23 on the upstream kernel with that atomic_dec() removed:
+ * aux_fail_eopnotsupp, _enomem and _eperm each failed in round 0 ("VmPin
+ * 5 after the data munmap(), want 0", then "leaked: vm_pin 0 -> 5");
+ * aux_fail_einval passed, as it must: its mmap() fails before the
+ * reference is taken.
+ */
+static void aux_fail_rounds(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(cve) *self, int fd, __u64 aux_size,
+			    int want_errno, int rounds)
+{
+	const int data_pages = 4;
+	long dlen = (1 + data_pages) * self->psz;
+	struct perf_event_mmap_page *pg;
+	int i, bad = 0;
+	void *aux;
+
+	for (i = 0; i < rounds && !bad; i++) {
+		pg = map_data(fd, self->psz, data_pages);
+		ASSERT_NE(NULL, pg) TH_LOG("data mmap: %s", strerror(errno));
+		pg->aux_offset = dlen;
+		pg->aux_size = aux_size;
+		errno = 0;
+		aux = map_aux(fd, pg->aux_offset, aux_size);
+		if (aux != MAP_FAILED || errno != want_errno) {
+			bad++;
+			TH_LOG("round %d: AUX mmap of %llu bytes: %s, want %s", i,
+			       (unsigned long long)aux_size,
+			       aux == MAP_FAILED ? strerror(errno) : "mapped",
+			       strerror(want_errno));
+			if (aux != MAP_FAILED)
+				munmap(aux, aux_size);
+		}
+		/* The data mapping is intact and still charged once. */
+		if (vm_pin_pages() != 1 + data_pages) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld after the failure, want %d",
+			       i, vm_pin_pages(), 1 + data_pages);
+		}
+		pg->data_tail = pg->data_head;
+		if (pg->aux_size != aux_size) {
+			bad++;
+			TH_LOG("round %d: the user page changed", i);
+		}
+		munmap(pg, dlen);
+		if (vm_pin_pages()) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld after the data munmap(), want 0",
+			       i, vm_pin_pages());
+		}
+	}
+	TH_LOG("%d rounds", i);
+	EXPECT_EQ(0, bad);
+}
+
+/* The event maps a data and an AUX area (or, without AUX support, not). */
+static void expect_maps(struct __test_metadata *_metadata,
+			FIXTURE_DATA(cve) *self, int fd, bool has_aux)
+{
+	long dlen = 5 * self->psz;
+	struct perf_event_mmap_page *pg;
+	void *aux;
+
+	pg = map_data(fd, self->psz, 4);
+	ASSERT_NE(NULL, pg) TH_LOG("data mmap: %s", strerror(errno));
+	pg->aux_offset = dlen;
+	pg->aux_size = 4 * self->psz;
+	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+	EXPECT_EQ(has_aux, aux != MAP_FAILED) TH_LOG("AUX mmap: %s", strerror(errno));
+	if (aux != MAP_FAILED)
+		munmap(aux, pg->aux_size);
+	munmap(pg, dlen);
+	EXPECT_EQ(0, vm_pin_pages());
+}
+
+/* A PMU without an AUX area: EOPNOTSUPP, from the buffer allocation. */
+TEST_F_TIMEOUT(cve, aux_fail_eopnotsupp, 60)
+{
+	int fd = dummy_open();
+
+	ASSERT_LE(0, fd);
+	aux_fail_rounds(_metadata, self, fd, 4 * self->psz, EOPNOTSUPP, 200);
+	expect_maps(_metadata, self, fd, false);
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * An AUX area whose page array perf cannot allocate: 4 GiB has 2^20
+ * pages, an array of 8 MiB, above the largest kmalloc().  ENOMEM, and
+ * nothing of it was charged.
+ */
+TEST_F_TIMEOUT(cve, aux_fail_enomem, 60)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd);
+	aux_fail_rounds(_metadata, self, fd, 1ULL << 32, ENOMEM, 200);
+	expect_maps(_metadata, self, fd, true);
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: EPERM from the accounting,
+ * after perf took its reference on the buffer.
+ */
+TEST_F_TIMEOUT(cve, aux_fail_eperm, 60)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd);
+	/* Room for the data area (5 pages), not for 16 AUX pages more. */
+	ASSERT_EQ(0, cap_drop(CAP_IPC_LOCK));
+	ASSERT_EQ(0, set_memlock(5 * self->psz));
+	aux_fail_rounds(_metadata, self, fd, 16 * self->psz, EPERM, 200);
+	/* With room again, the event maps an AUX area. */
+	ASSERT_EQ(0, set_memlock(RLIM_INFINITY));
+	expect_maps(_metadata, self, fd, true);
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * Requests refused before perf looks at the buffer (EINVAL) take and
+ * leave nothing either.
+ */
+TEST_F_TIMEOUT(cve, aux_fail_einval, 60)
+{
+	const int data_pages = 4;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	void *aux, *aux2;
+	int fd, i;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 50; i++) {
+		pg = map_data(fd, psz, data_pages);
+		ASSERT_NE(NULL, pg);
+		/* Inside the data area. */
+		pg->aux_offset = psz;
+		pg->aux_size = 4 * psz;
+		EXPECT_EQ(MAP_FAILED, map_aux(fd, psz, 4 * psz));
+		EXPECT_EQ(EINVAL, errno);
+		/* Not a power of two pages. */
+		pg->aux_offset = dlen;
+		pg->aux_size = 3 * psz;
+		EXPECT_EQ(MAP_FAILED, map_aux(fd, dlen, 3 * psz));
+		EXPECT_EQ(EINVAL, errno);
+		/* Length other than aux_size. */
+		pg->aux_size = 4 * psz;
+		EXPECT_EQ(MAP_FAILED, map_aux(fd, dlen, 8 * psz));
+		EXPECT_EQ(EINVAL, errno);
+		/* A second mapping must match the first. */
+		aux = map_aux(fd, dlen, 4 * psz);
+		ASSERT_NE(MAP_FAILED, aux);
+		pg->aux_size = 8 * psz;
+		EXPECT_EQ(MAP_FAILED, map_aux(fd, dlen, 8 * psz));
+		EXPECT_EQ(EINVAL, errno);
+		pg->aux_size = 4 * psz;
+		aux2 = map_aux(fd, dlen, 4 * psz);
+		EXPECT_NE(MAP_FAILED, aux2);
+		EXPECT_EQ(1 + data_pages + 4, vm_pin_pages());
+		if (aux2 != MAP_FAILED)
+			munmap(aux2, 4 * psz);
+		munmap(aux, 4 * psz);
+		EXPECT_EQ(1 + data_pages, vm_pin_pages());
+		munmap(pg, dlen);
+		ASSERT_EQ(0, vm_pin_pages());
+	}
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * Allocation failures anywhere in the AUX mmap() (and in opening and
+ * mapping the event): with fault injection, fail the 1st, 2nd, ...
+ * allocation or user copy of the call until one runs through without
+ * reaching the armed failure.  Each call must either fail cleanly or
+ * succeed, and leave nothing behind.  Needs the debug kernel's fault
+ * injection; skipped without it.
+ *
+ * This covers the same fixes as above at every failure point rather than
+ * three: with them reverted it fails as they do.
+ */
+TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
+{
+	const int data_pages = 4, aux_pages = 16;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	int fd, nfd, nth, fired_total = 0, bad = 0, step;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	bool fired;
+	void *p;
+
+	if (!fi_available())
+		SKIP(return, "no fault injection (debug kernel only)");
+	ASSERT_EQ(0, fi_setup(0, 1, -1));
+	nfd = fi_nth_open();
+	ASSERT_LE(0, nfd);
+	ptsim_attr(&attr, 0);
+
+	for (step = 0; step < 3; step++) {
+		for (nth = 1; nth < 1000; nth++) {
+			pg = NULL;
+			fd = -1;
+			if (step > 0) {
+				fd = perf_open(&attr, 0, -1, -1);
+				ASSERT_LE(0, fd);
+			}
+			if (step > 1) {
+				pg = map_data(fd, psz, data_pages);
+				ASSERT_NE(NULL, pg);
+				pg->aux_offset = dlen;
+				pg->aux_size = aux_pages * psz;
+			}
+			ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+			switch (step) {
+			case 0:
+				fd = perf_open(&attr, 0, -1, -1);
+				p = fd >= 0 ? NULL : MAP_FAILED;
+				break;
+			case 1:
+				p = mmap(NULL, dlen, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, fd, 0);
+				break;
+			default:
+				p = map_aux(fd, dlen, aux_pages * psz);
+				break;
+			}
+			fired = fi_nth_fired(nfd);
+			fired_total += fired;
+			if (step == 1 && p != MAP_FAILED)
+				pg = p;
+			if (step == 2 && p != MAP_FAILED)
+				munmap(p, aux_pages * psz);
+			if (vm_pin_pages() != (pg ? 1 + data_pages : 0)) {
+				bad++;
+				TH_LOG("step %d, failure %d: VmPin %ld", step,
+				       nth, vm_pin_pages());
+			}
+			if (pg)
+				munmap(pg, dlen);
+			if (fd >= 0)
+				close(fd);
+			if (vm_pin_pages()) {
+				bad++;
+				TH_LOG("step %d, failure %d: VmPin %ld after munmap()",
+				       step, nth, vm_pin_pages());
+			}
+			if (!fired) {
+				/* Past the last failure point: it must work. */
+				EXPECT_NE(MAP_FAILED, p)
+					TH_LOG("step %d: %s", step, strerror(errno));
+				break;
+			}
+		}
+		TH_LOG("step %d (%s): %d failure points", step,
+		       step == 0 ? "perf_event_open" : step == 1 ? "data mmap" : "AUX mmap",
+		       nth - 1);
+	}
+	close(nfd);
+	EXPECT_EQ(0, bad);
+	EXPECT_LT(0, fired_total) TH_LOG("fault injection never fired");
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * CVE-2026-23248: a dependent mmap() picking up a dying buffer.
+ *
+ * F's output goes to E's buffer.  Each round, this process unmaps E's
+ * data area, the buffer's only mapping, while a child maps through F:
+ * its AUX area, or its data area.  The last munmap() of a buffer detaches every
+ * event from it; a mapping that races with it must either get the buffer
+ * before it dies (and keep it alive), or fail (EINVAL for the AUX area,
+ * which needs a buffer), or, for the data area, get a new buffer.  Never
+ * a mapping of a buffer that is being torn down.
+ *
+ * With the fix reverted (the AUX branch of perf_mmap() taking its
+ * reference on the buffer unconditionally instead of only while it is
+ * still mapped), the AUX mmap() through F can succeed on a buffer whose
+ * last munmap() has already decided to tear it down: the buffer is then
+ * detached from F under the new mapping, its data pages are uncharged
+ * although the AUX mapping still counts on it, and the AUX munmap() finds
+ * no buffer on F (a NULL dereference in perf_mmap_close()): the child
+ * dies in an oops, or VmPin does not come back to 0.
+ *
+ * Seen 2026-11-23 on the upstream kernel with atomic_inc_not_zero()
+ * replaced by atomic_inc() there: "BUG: kernel NULL pointer dereference"
+ * in perf_mmap_close() on the console, and the test failed ("Test
+ * terminated by timeout").
+ */
+TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
+{
+	const int data_pages = 4, aux_pages = 16;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	int fe, ff, rounds = 0, bad = 0, won[2] = { 0, 0 };
+	struct peer *pr;
+	double end;
+
+	self->kids[0] = spawn_idle();
+	self->kids[1] = spawn_idle();
+	ASSERT_GT(self->kids[0], 0);
+	ASSERT_GT(self->kids[1], 0);
+	fe = open_on(self->kids[0], 0);
+	ASSERT_LE(0, fe);
+	ff = open_on(self->kids[1], 0);
+	ASSERT_LE(0, ff);
+	pr = peer_start();
+	ASSERT_NE(NULL, pr);
+	self->peer = pr;
+
+	end = now_s() + RACE_SECONDS;
+	while (rounds < 400 && now_s() < end && !bad) {
+		bool aux = rounds & 1;
+		struct perf_event_mmap_page *pe = map_data(fe, psz, data_pages);
+		__u64 off = aux ? dlen : 0, len = aux ? aux_pages * psz : dlen;
+		int r, err;
+		long pin;
+
+		ASSERT_NE(NULL, pe);
+		pe->aux_offset = dlen;
+		pe->aux_size = aux_pages * psz;
+		ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe))
+			TH_LOG("round %d: SET_OUTPUT: %s", rounds, strerror(errno));
+		/* The peer maps through F while this process unmaps E. */
+		peer_post(pr, PEER_MMAP, ff, off, len, NULL);
+		peer_go(pr);
+		r = munmap(pe, dlen);
+		err = errno;
+		ASSERT_TRUE(peer_wait(pr)) TH_LOG("round %d: the peer died", rounds);
+		rounds++;
+		if (r) {
+			bad++;
+			TH_LOG("round %d: munmap: %s", rounds, strerror(err));
+		}
+		if (pr->addr == MAP_FAILED) {
+			if (!aux || pr->err != EINVAL) {
+				bad++;
+				TH_LOG("round %d: %s mmap through F: %s", rounds,
+				       aux ? "AUX" : "data", strerror(pr->err));
+			}
+		} else {
+			won[aux]++;
+			ASSERT_TRUE(peer_run(pr, PEER_MUNMAP, -1, 0, len, pr->addr))
+				TH_LOG("round %d: the peer died unmapping", rounds);
+			if (pr->err) {
+				bad++;
+				TH_LOG("round %d: the peer's munmap: %s", rounds,
+				       strerror(pr->err));
+			}
+		}
+		ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+		pin = vm_pin_pages() + pr->vm_pin;
+		if (pin) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld pages in all at the end of the round, want 0",
+			       rounds, pin);
+		}
+		/* F is detached from whatever buffer it had. */
+		if (ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, -1L)) {
+			bad++;
+			TH_LOG("round %d: clearing F's output: %s", rounds,
+			       strerror(errno));
+		}
+	}
+	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX)",
+	       rounds, won[0], won[1]);
+	EXPECT_EQ(0, bad);
+	close(ff);
+	close(fe);
+	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+	expect_baseline_with(_metadata, self, pr->vm_pin);
+	peer_stop(pr);
+	self->peer = NULL;
+}
+
+/* ---- page faults against the AUX area's allocation and teardown ---- */
+
+struct toucher {
+	pthread_t th;
+	int stop;
+	struct perf_event_mmap_page *pg;
+	long psz, dlen;
+	__u64 aux_offset;
+	long touches, bad;
+	__u64 seen[3];		/* the first bad user page: data_offset, data_size, aux_offset */
+};
+
+/*
+ * Zap the data mapping's pages and fault them back in, over and over.
+ * Every fault must map the buffer's own user page and data pages: the
+ * user page describes the data area and holds aux_offset as the test set
+ * it; the data area holds nothing (the event is never enabled).
+ */
+static void touch_data(struct toucher *t)
+{
+	char *d = (char *)t->pg + t->psz;
+	__u64 v[3];
+	long i;
+
+	madvise(t->pg, t->dlen, MADV_DONTNEED);
+	v[0] = peek64(&t->pg->data_offset);
+	v[1] = peek64(&t->pg->data_size);
+	v[2] = peek64(&t->pg->aux_offset);
+	if (v[0] != (__u64)t->psz || v[1] != (__u64)(t->dlen - t->psz) ||
+	    v[2] != t->aux_offset) {
+		if (!t->bad++)
+			memcpy(t->seen, v, sizeof(v));
+	}
+	for (i = 0; i < t->dlen - t->psz; i += t->psz)
+		if (peek(d + i))
+			t->bad++;
+	t->touches++;
+}
+
+static void *toucher_main(void *p)
+{
+	struct toucher *t = p;
+
+	while (!LOAD(t->stop))
+		touch_data(t);
+	return NULL;
+}
+
+/*
+ * CVE-2026-64300: mapping a page freed by a racing AUX allocation.
+ *
+ * The page-fault handler of a perf mapping finds the page by its offset
+ * in the event's buffer.  While the buffer's first AUX area is being
+ * allocated, some of its pages already exist but the area's offset is
+ * not set yet, and the last munmap() or a failed allocation frees them.
+ * A fault on any mapping of the buffer must never map an AUX page that
+ * way: not into the data mapping, and never one that is freed.
+ *
+ * Each round makes a new buffer (data area 1 + 4 pages) and allocates
+ * its first AUX area (512 pages, which takes a while) in the parent,
+ * while a thread of the parent and a child process that maps the same
+ * buffer through the inherited descriptor zap their data mappings and
+ * fault them in again.  Each fault is checked: the user page must still
+ * describe the data area (an AUX page reads as zeros), the data pages
+ * must read as zeros (the event is never enabled).
+ *
+ * On a kernel where the fault handler looks AUX pages up while the
+ * allocation is under way (perf_mmap_to_page() trusting aux_nr_pages
+ * before aux_pgoff is set), a data fault maps an AUX page: the user page
+ * reads zeros and the test fails; if that allocation then fails or the
+ * area is unmapped, the page is freed while mapped, which the debug
+ * kernel reports as a bad page state or a use-after-free.
+ *
+ * Seen 2026-11-23 on the upstream kernel with patch 0020 reversed (which
+ * is upstream 6.12 as released): "round 1: 0 bad faults in the parent,
+ * 207 in the child", and the test failed in its first round.
+ */
+TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
+{
+	const int data_pages = 4, aux_pages = 512;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	struct {
+		int round, ready, done, ack;
+		long touches, bad;
+		__u64 seen[3];
+	} *sh;
+	struct perf_event_attr attr;
+	struct toucher t;
+	int fd, rounds = 0, bad = 0;
+	double end;
+	pid_t kid;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	memset((void *)sh, 0, sizeof(*sh));
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd);
+
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		struct toucher k = { .psz = psz, .dlen = dlen, .aux_offset = dlen };
+		int r;
+
+		for (r = 1; ; r++) {
+			while (LOAD(sh->round) != r)
+				if (LOAD(sh->round) < 0)
+					_exit(0);
+			k.pg = map_data(fd, psz, data_pages);
+			if (!k.pg)
+				_exit(1);
+			STORE(sh->ready, r);
+			while (LOAD(sh->done) != r)
+				touch_data(&k);
+			munmap(k.pg, dlen);
+			sh->touches = k.touches;
+			sh->bad = k.bad;
+			memcpy(sh->seen, k.seen, sizeof(k.seen));
+			STORE(sh->ack, r);
+		}
+	}
+	self->kids[0] = kid;
+
+	end = now_s() + RACE_SECONDS;
+	while (rounds < 100 && now_s() < end) {
+		struct perf_event_mmap_page *pg = map_data(fd, psz, data_pages);
+		void *aux;
+		int r = ++rounds;
+
+		ASSERT_NE(NULL, pg);
+		pg->aux_offset = dlen;
+		pg->aux_size = aux_pages * psz;
+		STORE(sh->round, r);
+		while (LOAD(sh->ready) != r)
+			;
+		memset(&t, 0, sizeof(t));
+		t.pg = pg;
+		t.psz = psz;
+		t.dlen = dlen;
+		t.aux_offset = dlen;
+		ASSERT_EQ(0, pthread_create(&t.th, NULL, toucher_main, &t));
+		aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+		if (aux == MAP_FAILED) {
+			bad++;
+			TH_LOG("round %d: AUX mmap: %s", r, strerror(errno));
+		} else {
+			munmap(aux, pg->aux_size);
+		}
+		STORE(t.stop, 1);
+		pthread_join(t.th, NULL);
+		STORE(sh->done, r);
+		while (LOAD(sh->ack) != r)
+			;
+		if (t.bad || sh->bad) {
+			__u64 *v = t.bad ? t.seen : sh->seen;
+
+			bad++;
+			TH_LOG("round %d: %ld bad faults in the parent, %ld in the child",
+			       r, t.bad, sh->bad);
+			TH_LOG("first: data_offset %llu size %llu aux %llu, not %ld %ld %ld",
+			       (unsigned long long)v[0], (unsigned long long)v[1],
+			       (unsigned long long)v[2], psz, dlen - psz, dlen);
+		}
+		munmap(pg, dlen);
+		if (vm_pin_pages()) {
+			bad++;
+			TH_LOG("round %d: VmPin %ld, want 0", r, vm_pin_pages());
+		}
+		if (bad)
+			break;
+	}
+	STORE(sh->round, -1);
+	waitpid(kid, NULL, 0);
+	self->kids[0] = 0;
+	TH_LOG("%d rounds, %ld + %ld faults checked in the last one", rounds,
+	       t.touches, sh->touches);
+	EXPECT_EQ(0, bad);
+	close(fd);
+	munmap((void *)sh, sizeof(*sh));
+	expect_baseline(_metadata, self);
+}
+
+static __thread sigjmp_buf probe_jmp;
+static __thread int probing;
+
+static void probe_fault(int sig)
+{
+	if (LOAD(probing))
+		siglongjmp(probe_jmp, sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+struct reader {
+	pthread_t th;
+	int *stop;
+	char *aux;
+	long len, psz;
+	long reads, holes, bad;
+};
+
+/* Read the AUX mapping page by page; a hole (being remapped) is fine. */
+static void *reader_main(void *p)
+{
+	struct reader *r = p;
+	long i;
+
+	while (!LOAD(*r->stop)) {
+		for (i = 0; i < r->len; i += r->psz) {
+			if (sigsetjmp(probe_jmp, 1)) {
+				STORE(probing, 0);
+				r->holes++;
+				continue;
+			}
+			STORE(probing, 1);
+			if (peek(r->aux + i) || peek(r->aux + i + r->psz - 1))
+				r->bad++;
+			STORE(probing, 0);
+			r->reads++;
+		}
+	}
+	return NULL;
+}
+
+/* Fill freed memory with a pattern, so that a stale mapping shows it. */
+static void *churn_main(void *p)
+{
+	int *stop = p;
+
+	while (!LOAD(*stop)) {
+		size_t len = 256 * 1024;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			continue;
+		memset(m, 0xa5, len);
+		munmap(m, len);
+	}
+	return NULL;
+}
+
+/*
+ * CVE-2026-64300, the AUX mapping's side: page faults on the AUX mapping
+ * racing its replacement from another thread (mmap() with MAP_FIXED over
+ * it, which closes the old AUX area and allocates a new one at the same
+ * address) and the zapping of its pages, while a third thread recycles
+ * freed memory filled with 0xa5.  The event is never enabled, so every
+ * byte read through the mapping must be zero: a fault that maps a page
+ * of the area being freed, or already freed and reused, reads 0xa5 or
+ * other garbage (and the debug kernel reports the use after free).
+ */
+TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
+{
+	const int data_pages = 4, aux_pages = 32;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long alen = aux_pages * psz;
+	struct perf_event_mmap_page *pg;
+	struct reader rd[2];
+	int stop = 0;
+	pthread_t churn;
+	int fd, i, remaps = 0, failed = 0;
+	char *aux;
+	double end;
+
+	signal(SIGSEGV, probe_fault);
+	signal(SIGBUS, probe_fault);
+	fd = open_on(0, -1);
+	ASSERT_LE(0, fd);
+	pg = map_data(fd, psz, data_pages);
+	ASSERT_NE(NULL, pg);
+	pg->aux_offset = dlen;
+	pg->aux_size = alen;
+	aux = map_aux(fd, dlen, alen);
+	ASSERT_NE(MAP_FAILED, aux);
+
+	for (i = 0; i < 2; i++) {
+		rd[i] = (struct reader){ .stop = &stop, .aux = aux, .len = alen,
+					 .psz = psz };
+		ASSERT_EQ(0, pthread_create(&rd[i].th, NULL, reader_main, &rd[i]));
+	}
+	ASSERT_EQ(0, pthread_create(&churn, NULL, churn_main, &stop));
+
+	end = now_s() + RACE_SECONDS;
+	while (remaps < 2000 && now_s() < end) {
+		void *r = mmap(aux, alen, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_FIXED, fd, dlen);
+
+		if (r == MAP_FAILED) {
+			/* The old area is gone; map it again. */
+			failed++;
+			TH_LOG("MAP_FIXED remap: %s", strerror(errno));
+			r = mmap(aux, alen, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED, fd, dlen);
+			ASSERT_EQ((void *)aux, r);
+		}
+		remaps++;
+		if (remaps % 4 == 0)
+			madvise(aux, alen, MADV_DONTNEED);
+	}
+	STORE(stop, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(rd[i].th, NULL);
+	pthread_join(churn, NULL);
+	TH_LOG("%d remaps; reads %ld + %ld, holes %ld + %ld", remaps,
+	       rd[0].reads, rd[1].reads, rd[0].holes, rd[1].holes);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, rd[0].bad + rd[1].bad) TH_LOG("stale bytes read through the AUX mapping");
+	EXPECT_LT(0, rd[0].reads + rd[1].reads);
+	EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
+	munmap(aux, alen);
+	munmap(pg, dlen);
+	close(fd);
+	EXPECT_EQ(0, vm_pin_pages());
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * AUX size and offset arithmetic beyond 32 bits.  The guest has 2 GiB of
+ * memory, so no AUX area of 4 GiB or more can really be allocated; what
+ * can be checked here:
+ *
+ *  - aux_offset at 4 GiB and at 16 TiB, far above the data area, with a
+ *    small area: accepted, and the area works;
+ *  - a user page whose aux_size or aux_offset differs from the mapping's
+ *    only above bit 31 (a 32-bit truncation would accept it): EINVAL;
+ *  - aux_size of 4 GiB (2^20 pages, a page array above the largest
+ *    kmalloc()), 8 TiB (2^31 pages, above INT_MAX) and 16 TiB (2^32
+ *    pages, zero in 32 bits): ENOMEM, with nothing charged.
+ *
+ * Not reachable here, for KUnit on the AUX code itself: a real area of
+ * 2^32 bytes or more (head, tail and watermark arithmetic with a size
+ * that does not fit 32 bits; the default watermark, half the size,
+ * capped at U32_MAX for areas of 8 GiB and more; the page index of a
+ * fault at an offset >= 2^32 into the area).
+ */
+TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
+{
+	static const __u64 big[] = { 1ULL << 32, 1ULL << 43, 1ULL << 44 };
+	static const __u64 far[] = { 1ULL << 32, 1ULL << 44 };
+	const int data_pages = 1;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	unsigned int i;
+	int fd;
+	void *aux;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd);
+	pg = map_data(fd, psz, data_pages);
+	ASSERT_NE(NULL, pg);
+
+	for (i = 0; i < ARRAY_SIZE(far); i++) {
+		pg->aux_offset = far[i];
+		pg->aux_size = 16 * psz;
+		aux = map_aux(fd, far[i], 16 * psz);
+		EXPECT_NE(MAP_FAILED, aux) TH_LOG("aux_offset 0x%llx: %s",
+						  (unsigned long long)far[i],
+						  strerror(errno));
+		if (aux == MAP_FAILED)
+			continue;
+		EXPECT_EQ(0, peek((char *)aux + 16 * psz - 1));
+		EXPECT_EQ(1 + data_pages + 16, vm_pin_pages());
+		munmap(aux, 16 * psz);
+	}
+
+	/* Differences above bit 31 only. */
+	pg->aux_offset = dlen;
+	pg->aux_size = (1ULL << 32) + 16 * psz;
+	EXPECT_EQ(MAP_FAILED, map_aux(fd, dlen, 16 * psz));
+	EXPECT_EQ(EINVAL, errno);
+	pg->aux_offset = (1ULL << 32) + dlen;
+	pg->aux_size = 16 * psz;
+	EXPECT_EQ(MAP_FAILED, map_aux(fd, dlen, 16 * psz));
+	EXPECT_EQ(EINVAL, errno);
+
+	for (i = 0; i < ARRAY_SIZE(big); i++) {
+		pg->aux_offset = dlen;
+		pg->aux_size = big[i];
+		errno = 0;
+		aux = map_aux(fd, dlen, big[i]);
+		EXPECT_EQ(MAP_FAILED, aux) TH_LOG("an AUX area of 0x%llx bytes",
+						  (unsigned long long)big[i]);
+		EXPECT_EQ(ENOMEM, errno) TH_LOG("size 0x%llx: %s",
+						(unsigned long long)big[i],
+						strerror(errno));
+		if (aux != MAP_FAILED)
+			munmap(aux, big[i]);
+		EXPECT_EQ(1 + data_pages, vm_pin_pages());
+	}
+	munmap(pg, dlen);
+	close(fd);
+	EXPECT_EQ(0, vm_pin_pages());
+	expect_baseline(_metadata, self);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Leak accounting and fault injection for the AUX area robustness tests
+ * (ptsim_cve_test, ptsim_fuzz).
+ *
+ * What a perf buffer charges, and where it can be seen from user space:
+ *
+ *  - Pages up to the user's perf_event_mlock_kb allowance (times the number
+ *    of online CPUs) are charged to the user's perf_mlock, which no file
+ *    shows.  perf_mlock_probe() measures it: with a known allowance of L
+ *    pages it maps a probe buffer of 1 + N > L pages; perf charges
+ *    min(perf_mlock, L) + 1 + N - L pages of that to the process's
+ *    pinned_vm, which /proc/self/status shows as VmPin.
+ *  - Pages beyond the allowance are charged to the mapping process's
+ *    pinned_vm (VmPin).  With perf_event_mlock_kb at 0 every page of every
+ *    buffer is, so VmPin counts exactly what the process has mapped.
+ *
+ * Both charges must go back to where they were once every buffer is
+ * unmapped.  So must the number of open file descriptors and of mappings.
+ *
+ * Fault injection (CONFIG_FAULT_INJECTION and friends, the debug kernel):
+ * failslab, fail_page_alloc and fail_usercopy are configured through
+ * debugfs with verbose=0, so an injected failure prints nothing (no stack
+ * dump, which the harness would count as a splat), and with task-filter,
+ * so only a task that set its make-it-fail is affected.  Two ways to fire:
+ *
+ *  - fi_nth_arm(): /proc/thread-self/fail-nth makes exactly the Nth
+ *    allocation or user copy of this thread fail, whatever the probability;
+ *    sweeping N from 1 until nothing fires takes every failure point of a
+ *    system call once, in order.
+ *  - fi_setup() with a probability and a budget of "times"; the number of
+ *    failures injected is the budget used up (fi_fired()).
+ */
+#ifndef PTSIM_LEAK_H
+#define PTSIM_LEAK_H
+
+#include "ptsim_lib.h"
+#include <dirent.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+
+#define MLOCK_SYSCTL	"/proc/sys/kernel/perf_event_mlock_kb"
+
+/*
+ * Flags shared between threads and processes, and memory the kernel maps
+ * (whose reads must really happen): atomics rather than volatile.
+ */
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static inline char peek(const char *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline __u64 peek64(const __u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+#define FI_ROOT		"/sys/kernel/debug"
+
+static inline long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static inline int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n < 0 ? (int)n : 0;
+}
+
+static inline int write_long(const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return write_str(path, buf);
+}
+
+#define NO_VALUE	LONG_MIN
+
+/* A "Name:   <n> kB" field of /proc/self/status, in kB; NO_VALUE if absent. */
+static inline long status_kb(const char *name)
+{
+	size_t len = strlen(name);
+	char line[256];
+	long v = NO_VALUE;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return NO_VALUE;
+	/*
+	 * Unsigned in the file: pinned_vm goes below zero in a process that
+	 * unmaps the last mapping of a buffer another process charged.
+	 */
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			v = (long)strtoull(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * Pages pinned by this process (mm->pinned_vm).  May be negative: 6.12
+ * charges a buffer to the mm that maps it first and uncharges it from the
+ * mm that unmaps it last, which may be another process's.
+ */
+static inline long vm_pin_pages(void)
+{
+	long kb = status_kb("VmPin");
+
+	return kb == NO_VALUE ? NO_VALUE : kb / (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static inline long meminfo_kb(const char *name)
+{
+	size_t len = strlen(name);
+	char line[256];
+	long v = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			v = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static inline long count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the directory's own descriptor */
+}
+
+static inline long count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	long n = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Perf buffer mappings of this process (anon_inode:[perf_event]). */
+static inline long count_perf_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, "[perf_event]");
+	fclose(f);
+	return n;
+}
+
+static inline int dummy_open(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	return perf_open(&attr, 0, -1, -1);
+}
+
+/*
+ * The calling user's perf_mlock, in pages, measured as described at the
+ * top of this file; -1 if it cannot be measured (no root, or the probe
+ * buffer could not be mapped).  Sets perf_event_mlock_kb for the duration
+ * and puts it back: call it only while nothing else maps perf buffers.
+ */
+static inline long perf_mlock_probe(void)
+{
+	long psz = sysconf(_SC_PAGESIZE), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long old = read_long(MLOCK_SYSCTL), limit, n = 1, before, after;
+	void *p;
+	int fd;
+
+	if (old < 0 || write_long(MLOCK_SYSCTL, 1024))
+		return -1;
+	/* perf's allowance: perf_event_mlock_kb in pages, per online CPU */
+	limit = (1024 / (psz / 1024)) * ncpu;
+	while (n < limit)
+		n *= 2;
+	fd = dummy_open();
+	if (fd < 0) {
+		write_long(MLOCK_SYSCTL, old);
+		return -1;
+	}
+	before = vm_pin_pages();
+	p = mmap(NULL, (1 + n) * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	after = vm_pin_pages();
+	if (p != MAP_FAILED)
+		munmap(p, (1 + n) * psz);
+	close(fd);
+	write_long(MLOCK_SYSCTL, old);
+	if (p == MAP_FAILED || before == NO_VALUE || after == NO_VALUE)
+		return -1;
+	return after - before - (1 + n - limit);
+}
+
+/* What must come back to its baseline once everything is unmapped. */
+struct acct {
+	long vm_pin;		/* pages, VmPin */
+	long perf_mlock;	/* pages, perf_mlock_probe(), -1: not checked */
+	long fds;
+	long maps;		/* all mappings, -1: not checked */
+	long perf_maps;		/* mappings of perf buffers */
+	long mem_free_kb;
+};
+
+static inline void acct_take(struct acct *a, bool probe)
+{
+	a->vm_pin = vm_pin_pages();
+	a->perf_mlock = probe ? perf_mlock_probe() : -1;
+	a->fds = count_fds();
+	a->maps = count_maps();
+	a->perf_maps = count_perf_maps();
+	a->mem_free_kb = meminfo_kb("MemFree");
+}
+
+/* Free memory may dip this much for reasons that are not leaks. */
+#define MEMFREE_SLACK_KB	(32 * 1024)
+
+/*
+ * Compare @now with @base; describe every difference in @why (may be
+ * NULL) and return how many there are.  Memory that perf frees after an
+ * RCU grace period or from a work item can lag behind munmap() and
+ * close(): acct_settle() waits for that before it gives up.
+ */
+static inline int acct_diff(const struct acct *base, const struct acct *now,
+			    char *why, size_t len)
+{
+	const struct {
+		const char *name;
+		long was, is;
+		bool leaked;
+	} f[] = {
+		{ "vm_pin", base->vm_pin, now->vm_pin, now->vm_pin != base->vm_pin },
+		{ "perf_mlock", base->perf_mlock, now->perf_mlock,
+		  base->perf_mlock >= 0 && now->perf_mlock != base->perf_mlock },
+		{ "fds", base->fds, now->fds, now->fds != base->fds },
+		{ "maps", base->maps, now->maps,
+		  base->maps >= 0 && now->maps != base->maps },
+		{ "perf_maps", base->perf_maps, now->perf_maps,
+		  now->perf_maps != base->perf_maps },
+		{ "mem_free_kb", base->mem_free_kb, now->mem_free_kb,
+		  now->mem_free_kb + MEMFREE_SLACK_KB < base->mem_free_kb },
+	};
+	size_t i, w = 0;
+	int n = 0;
+
+	if (why && len)
+		why[0] = 0;
+	for (i = 0; i < ARRAY_SIZE(f); i++) {
+		if (!f[i].leaked)
+			continue;
+		n++;
+		if (why && w < len)
+			w += snprintf(why + w, len - w, "%s%s %ld -> %ld",
+				      w ? ", " : "", f[i].name, f[i].was, f[i].is);
+	}
+	return n;
+}
+
+static inline int acct_settle(const struct acct *base, struct acct *now,
+			      char *why, size_t len)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 20; i++) {
+		acct_take(now, base->perf_mlock >= 0);
+		if (base->maps < 0)
+			now->maps = -1;
+		n = acct_diff(base, now, why, len);
+		if (!n)
+			break;
+		usleep(50000);
+	}
+	return n;
+}
+
+/* ---- privileges ---- */
+
+/* Drop one capability from this process's effective and permitted sets. */
+static inline int cap_drop(int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+	d[CAP_TO_INDEX(cap)].permitted &= ~CAP_TO_MASK(cap);
+	d[CAP_TO_INDEX(cap)].inheritable &= ~CAP_TO_MASK(cap);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+static inline int set_memlock(rlim_t bytes)
+{
+	struct rlimit r = { bytes, bytes };
+
+	return setrlimit(RLIMIT_MEMLOCK, &r) ? -errno : 0;
+}
+
+/* ---- fault injection ---- */
+
+static const char * const fi_attrs[] = {
+	"failslab", "fail_page_alloc", "fail_usercopy",
+};
+
+static inline int fi_knob(const char *attr, const char *knob, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), FI_ROOT "/%s/%s", attr, knob);
+	return write_str(path, val);
+}
+
+static inline long fi_read(const char *attr, const char *knob)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), FI_ROOT "/%s/%s", attr, knob);
+	return read_long(path);
+}
+
+static inline bool fi_available(void)
+{
+	char path[256];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fi_attrs); i++) {
+		snprintf(path, sizeof(path), FI_ROOT "/%s/probability", fi_attrs[i]);
+		if (access(path, W_OK))
+			return false;
+	}
+	return !access("/proc/thread-self/fail-nth", W_OK) &&
+	       !access("/proc/thread-self/make-it-fail", W_OK);
+}
+
+/*
+ * Configure the three fault attributes: silent (verbose=0), limited to
+ * tasks with make-it-fail set, every allocation eligible (also those that
+ * may sleep, order 0 and highmem).  probability in percent (0: only
+ * fail-nth fires), times: the budget of failures.
+ */
+static inline int fi_setup(int probability, int interval, long times)
+{
+	char buf[32];
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fi_attrs); i++) {
+		const char *a = fi_attrs[i];
+
+		err |= fi_knob(a, "verbose", "0");
+		err |= fi_knob(a, "task-filter", "Y");
+		err |= fi_knob(a, "space", "0");
+		snprintf(buf, sizeof(buf), "%d", interval);
+		err |= fi_knob(a, "interval", buf);
+		snprintf(buf, sizeof(buf), "%ld", times);
+		err |= fi_knob(a, "times", buf);
+		snprintf(buf, sizeof(buf), "%d", probability);
+		err |= fi_knob(a, "probability", buf);
+	}
+	err |= fi_knob("failslab", "ignore-gfp-wait", "N");
+	err |= fi_knob("fail_page_alloc", "ignore-gfp-wait", "N");
+	err |= fi_knob("fail_page_alloc", "ignore-gfp-highmem", "N");
+	err |= fi_knob("fail_page_alloc", "min-order", "0");
+	return err ? -1 : 0;
+}
+
+static inline void fi_off(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fi_attrs); i++)
+		fi_knob(fi_attrs[i], "probability", "0");
+}
+
+/* Failures injected since fi_setup(.., times): the budget used up. */
+static inline long fi_fired(long times)
+{
+	unsigned int i;
+	long n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(fi_attrs); i++)
+		n += times - fi_read(fi_attrs[i], "times");
+	return n;
+}
+
+/* make-it-fail of the calling thread; fd from fi_task_open(). */
+static inline int fi_task_open(void)
+{
+	return open("/proc/thread-self/make-it-fail", O_WRONLY);
+}
+
+static inline void fi_task(int fd, bool on)
+{
+	int i;
+
+	/*
+	 * Turning it off copies from user space, which fail_usercopy may
+	 * fail while it is on: retry (the budget of failures is finite).
+	 */
+	for (i = 0; i < 10000; i++)
+		if (pwrite(fd, on ? "1" : "0", 1, 0) == 1)
+			return;
+}
+
+static inline int fi_nth_open(void)
+{
+	return open("/proc/thread-self/fail-nth", O_RDWR);
+}
+
+/*
+ * Make the nth allocation or user copy from now on fail.  Writing the
+ * number copies it from user space before it takes effect, so the write
+ * does not count itself.
+ */
+static inline int fi_nth_arm(int fd, unsigned int nth)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", nth);
+
+	return pwrite(fd, buf, len, 0) == len ? 0 : -1;
+}
+
+/*
+ * Did the armed failure fire (in the system call since fi_nth_arm())?
+ * Disarms.  The read counts as one more failure point: if it is the
+ * one, it fails with EFAULT, which means the call under test did not
+ * reach it.  Disarming by writing 0 may likewise be the one.
+ */
+static inline bool fi_nth_fired(int fd)
+{
+	char buf[16] = "";
+	bool fired;
+
+	fired = pread(fd, buf, sizeof(buf) - 1, 0) > 0 &&
+		strtoul(buf, NULL, 10) == 0;
+	if (pwrite(fd, "0", 1, 0) != 1)
+		pwrite(fd, "0", 1, 0);
+	return fired;
+}
+
+#endif /* PTSIM_LEAK_H */
