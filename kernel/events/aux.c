@@ -820,20 +820,27 @@ long perf_output_copy_aux(struct perf_output_handle *aux_handle,
 
 /* Records --------------------------------------------------------------------- */
 
-/* One side-band record: header, @len bytes of @body, then the sample id. */
-static void aux_record(struct perf_event *event, u32 type, const void *body,
-		       u16 len)
+/*
+ * The two side-band records this file emits: a header and at most three
+ * u64s, laid out as they go into the data area, so that the record goes
+ * out in one copy (the PMI path emits one per transaction).
+ */
+struct aux_side_record {
+	struct perf_event_header header;
+	u64 body[3];
+};
+
+/* Emit the first @len bytes of @rec, whose header is filled in here. */
+static void aux_record(struct perf_event *event, struct aux_side_record *rec,
+		       u32 type, u16 len)
 {
 	struct perf_output_handle handle;
 	struct perf_sample_data sample;
-	struct perf_event_header header;
 
-	perf_event_header__init(&header, &sample, type, 0, sizeof(header) + len,
-				event);
-	if (perf_output_begin(&handle, &sample, event, header.size))
+	perf_event_header__init(&rec->header, &sample, type, 0, len, event);
+	if (perf_output_begin(&handle, &sample, event, rec->header.size))
 		return;
-	perf_output_put(&handle, header);
-	perf_output_copy(&handle, body, len);
+	perf_output_copy(&handle, rec, len);
 	perf_event__output_id_sample(event, &handle, &sample);
 	perf_output_end(&handle);
 }
@@ -848,9 +855,9 @@ static void aux_record(struct perf_event *event, u32 type, const void *body,
 void perf_event_aux_event(struct perf_event *event, unsigned long head,
 			  unsigned long size, u64 flags)
 {
-	u64 body[3] = { head, size, flags };
+	struct aux_side_record rec = { .body = { head, size, flags } };
 
-	aux_record(event, PERF_RECORD_AUX, body, sizeof(body));
+	aux_record(event, &rec, PERF_RECORD_AUX, sizeof(rec));
 }
 
 /**
@@ -863,8 +870,10 @@ void perf_event_aux_event(struct perf_event *event, unsigned long head,
  */
 void perf_report_aux_output_id(struct perf_event *event, u64 hw_id)
 {
-	aux_record(event->parent ?: event, PERF_RECORD_AUX_OUTPUT_HW_ID,
-		   &hw_id, sizeof(hw_id));
+	struct aux_side_record rec = { .body = { hw_id } };
+
+	aux_record(event->parent ?: event, &rec, PERF_RECORD_AUX_OUTPUT_HW_ID,
+		   sizeof(rec.header) + sizeof(hw_id));
 }
 EXPORT_SYMBOL_GPL(perf_report_aux_output_id);
 
