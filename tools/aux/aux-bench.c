@@ -3,6 +3,7 @@
  * aux-bench - benchmark the perf AUX area through ptsim.
  *
  *	aux-bench [--smoke] [--reps N]
+ *	aux-bench --load txn|mmap SECONDS
  *
  * Runs each figure of the AUX area benchmark (make bench) in the guest and
  * prints, as TAP, one result per figure: "ok" when the measurement ran and
@@ -44,6 +45,11 @@
  * The page runs ptsim's setup_aux received (physically contiguous runs by
  * log2 of their length, from /sys/kernel/debug/ptsim/setup_aux) are printed
  * as "# RUNS <M> <count-order0> <count-order1> ...".
+ *
+ * --load runs one of the loads behind a figure, without timing it, for
+ * SECONDS of guest time, for a profiler outside the guest to sample
+ * (scripts/guest-profile.py): "txn", 64-byte transactions as txn_64 runs
+ * them; "mmap", mmap and munmap of a 64 MiB AUX area as mmap_64M does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -819,22 +825,80 @@ done:
 	}
 }
 
+/*
+ * --load: the load of txn_64 or of mmap_64M/munmap_64M, untimed, for
+ * @secs seconds of guest time.  Returns the process exit status.
+ */
+static int run_load(const char *what, int secs)
+{
+	double t0 = now_ns(), limit = secs * 1e9;
+	unsigned long n = 0;
+	struct sess s;
+	int ret = 1;
+
+	if (!strcmp(what, "txn")) {
+		if (sess_open(&s, BENCH(6) | RATE(1024) | PERIOD(2000), -1,
+			      bench_cpu, 512, 16 << 20, 0))
+			goto out;
+		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+		while (now_ns() - t0 < limit) {
+			sess_consume(&s, false, 1);
+			n++;
+		}
+		ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0);
+	} else if (!strcmp(what, "mmap")) {
+		size_t size = 64 << 20;
+
+		if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+			goto out;
+		while (now_ns() - t0 < limit) {
+			void *aux;
+
+			s.pg->aux_offset = s.data_size + page_size;
+			s.pg->aux_size = size;
+			aux = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, s.fd, s.pg->aux_offset);
+			if (aux == MAP_FAILED)
+				goto out;
+			munmap(aux, size);
+			n++;
+		}
+	} else {
+		fprintf(stderr, "aux-bench: --load txn or mmap\n");
+		return 2;
+	}
+	ret = 0;
+out:
+	printf("# aux-bench: load %s: %lu rounds in %d s%s\n", what, n, secs,
+	       ret ? ", failed" : "");
+	sess_close(&s);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
-	int i;
+	const char *load = NULL;
+	int i, load_secs = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--smoke")) {
 			smoke = true;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--load") && i + 2 < argc) {
+			load = argv[++i];
+			load_secs = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N]\n");
+			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N] | --load txn|mmap SECONDS\n");
 			return 2;
 		}
 	}
 	if (smoke)
 		reps = 1;
+	if (load && load_secs < 1) {
+		fprintf(stderr, "aux-bench: --load needs a number of seconds\n");
+		return 2;
+	}
 	if (reps < 1 || reps > MAX_REPS) {
 		fprintf(stderr, "aux-bench: --reps must be 1..%d\n", MAX_REPS);
 		return 2;
@@ -844,6 +908,8 @@ int main(int argc, char **argv)
 	/* The engine on the last CPU; on one CPU it shares it with us. */
 	bench_cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	ptsim_type = read_int(PTSIM_SYSFS "/type");
+	if (load)
+		return ptsim_type < 0 ? 1 : run_load(load, load_secs);
 
 	printf("TAP version 13\n");
 	printf("1..%d\n", smoke ? 2 + 1 + 2 + 1 + 3 + 2 + 2 :
