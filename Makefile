@@ -15,6 +15,8 @@
 #   make bench    the AUX area benchmark (tools/aux/aux-bench) on ours and
 #                 on upstream under QEMU -icount, side by side: "bench: ..."
 #                 lines, out/bench/results.json and out/bench/bench.png
+#   make profile  where a benchmark load's time goes, ours and upstream:
+#                 LOAD=txn|mmap SECS=<guest seconds>, out/profile/
 #   make fuzz     the AUX area fuzzer alone, longer than in make check, on
 #                 the debug kernel: OPS=<per phase> SEED=<n> [THREADS=<n>]
 #                 [PHASES=a,b] [FUZZ_KERNEL=qemu|upstream]; last line
@@ -41,7 +43,7 @@ export VARIANTS
 
 .PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check fuzz
+	bisect-check fuzz profile
 
 all: run
 
@@ -82,6 +84,9 @@ check: guest $(addprefix kernel-,$(filter-out qemu,$(VARIANTS)))
 bench: guest kernel-upstream
 	@$(S)/deps.sh bench
 	@$(S)/bench.sh
+
+profile: guest kernel-upstream
+	@$(S)/profile.sh
 
 docs: tree
 	@$(S)/build-docs.sh

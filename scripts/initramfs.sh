@@ -68,6 +68,11 @@ LIST
 cat >"$R/tests/fuzz.list" <<-'LIST'
 	perf_events/ptsim_fuzz 86400 - ./perf_events/ptsim_fuzz $AUXLAB_FUZZ_ARGS
 LIST
+# profile (make profile, scripts/profile.sh): one of aux-bench's loads,
+# "auxlab.load=<txn|mmap>,<seconds>", sampled from the host.
+cat >"$R/tests/profile.list" <<-'LIST'
+	aux-bench/load 7200 - aux-bench --load $AUXLAB_LOAD
+LIST
 # harness/xfer leaves a known file (1.3 MB) for the transfer disk to carry.
 cat >"$R/tests/selftest.list" <<-'LIST'
 	harness/kunit_module 60 - insmod harness/harness_selftest.ko
