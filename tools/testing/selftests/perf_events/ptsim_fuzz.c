@@ -1437,6 +1437,40 @@ static void print_line_diff(const char *what, const char *a, const char *b)
 	}
 }
 
+/*
+ * The /proc/meminfo fields that moved by a MiB or more between @a and @b:
+ * where memory that is neither free nor ours went (a leaked buffer's
+ * pages, or a debug kernel's caches such as KASAN's quarantine).
+ */
+static long meminfo_field(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+	const char *q;
+	long v;
+
+	for (q = text; *q; q = strchrnul(q, '\n'), q += !!*q)
+		if (!strncmp(q, name, len) && q[len] == ':' &&
+		    sscanf(q + len + 1, "%ld", &v) == 1)
+			return v;
+	return LONG_MIN;
+}
+
+static void print_meminfo_diff(const char *a, const char *b)
+{
+	const char *p;
+
+	for (p = b; a && b && *p; p = strchrnul(p, '\n'), p += !!*p) {
+		char name[64];
+		long was, is;
+
+		if (sscanf(p, "%63[^:]: %ld", name, &is) != 2)
+			continue;
+		was = meminfo_field(a, name);
+		if (was != LONG_MIN && labs(is - was) >= 1024)
+			ksft_print_msg("meminfo %s %ld -> %ld kB\n", name, was, is);
+	}
+}
+
 /* The first line where two traces differ. */
 static void print_first_diff(const char *a, size_t alen, const char *b, size_t blen)
 {
@@ -1594,6 +1628,7 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 				_exit(2);
 		}
 		char *maps0 = slurp("/proc/self/maps"), *maps1;
+		char *meminfo0 = slurp("/proc/meminfo"), *meminfo1;
 
 		acct_take(&cbase, false);
 		fz_init(&fz, st, ph->mode);
@@ -1612,8 +1647,12 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 			maps1 = slurp("/proc/self/maps");
 			print_line_diff("maps", maps0, maps1);
 			free(maps1);
+			meminfo1 = slurp("/proc/meminfo");
+			print_meminfo_diff(meminfo0, meminfo1);
+			free(meminfo1);
 		}
 		free(maps0);
+		free(meminfo0);
 		if (fz.keep) {
 			*mem = fz.mem;
 			*mlen = fz.mlen;
