@@ -889,7 +889,8 @@ int main(int argc, char **argv)
 			load = argv[++i];
 			load_secs = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N] | --load txn|mmap SECONDS\n");
+			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N]\n"
+					"       aux-bench --load txn|mmap SECONDS\n");
 			return 2;
 		}
 	}
