@@ -136,6 +136,7 @@ struct fz {
 	char *mem;		/* the same, kept in memory for "again" */
 	size_t mlen, mcap;
 	bool keep;
+	int anchor;		/* see fz_anchor(), or -1 */
 	struct stats *st;
 };
 
@@ -1324,6 +1325,9 @@ static void teardown(struct fz *fz)
 			close(fz->ev[i].fd);
 			fz->ev[i].fd = -1;
 		}
+	if (fz->anchor >= 0)
+		close(fz->anchor);
+	fz->anchor = -1;
 }
 
 static void fz_init(struct fz *fz, struct stats *st, int mode)
@@ -1341,6 +1345,38 @@ static void fz_init(struct fz *fz, struct stats *st, int mode)
 	fz->type = ptsim_type();
 	fz->mode = mode;
 	fz->st = st;
+	fz->anchor = -1;
+}
+
+/*
+ * Keep the results of a phase independent of the scheduler.  When every
+ * event of a task's perf context is inherited, a forked child's context
+ * is a clone of it, and the core may swap the two contexts between the
+ * tasks at a context switch (context_equiv(), perf_event_context_sched_out()):
+ * the parent's events then hang off the child.  An event opened on the
+ * parent afterwards lands in the other context, and joining a group led
+ * by one of those events fails with EINVAL (group_leader->ctx != ctx) -
+ * or succeeds, if no switch happened in between.  A 260000-operation
+ * replay phase hit that once in its 33430th operation.  A disabled
+ * software event on the task that is not inherited makes the child's
+ * context never a clone, so never swapped; the phases whose results are
+ * compared (with each other, or between kernels) open one, the others
+ * leave the swap to be exercised.
+ */
+static void fz_anchor(struct fz *fz)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+
+	fz->anchor = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+	if (fz->anchor < 0)
+		ksft_exit_fail_msg("the anchor event: %s\n", strerror(errno));
 }
 
 /*
@@ -1634,6 +1670,8 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 		fz_init(&fz, st, ph->mode);
 		fz.trace = ph->traced ? trace : NULL;
 		fz.keep = !strcmp(ph->name, "replay") || !strcmp(ph->name, "again");
+		if (ph->traced || fz.keep)
+			fz_anchor(&fz);
 		if (fz.trace)
 			fprintf(fz.trace, "# phase %s\n", ph->name);
 		run_threads(&fz, seed, ph->threads ? ph->threads : o->threads,
