@@ -28,10 +28,11 @@ rundir=$OUT/fuzz-$v
 append="auxlab.seed=$seed auxlab.ops=$ops"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
-# The debug kernel under TCG runs about 25 operations a second (the qemu
-# kernel several times that), 7 phases of OPS each; allow three times
-# that, plus the boot.
-export TIMEOUT=${TIMEOUT:-$((600 + ops * 7 * 3 / 25))}
+# A run is ten times OPS operations (seven phases, "threads" four times
+# over).  The debug kernel under TCG ran 2.6 million in 62 min, about 700
+# a second, on a host busy with a make check part of the time; allow three
+# times that at 250 a second, plus the boot.
+export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250))}
 
 rc=0
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage 4b: pack busybox-static, the guest programs and the suite lists into
 # $BUILD/initramfs.cpio.gz.  One image serves every mode; the kernel command
-# line (auxlab.mode=check|run|fuzz|selftest) picks the list /init runs.
+# line (auxlab.mode=check|run|bench|profile|fuzz|selftest) picks the list
+# /init runs.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

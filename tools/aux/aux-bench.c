@@ -380,6 +380,19 @@ static void size_name(char *buf, size_t len, const char *prefix, int shift)
 		snprintf(buf, len, "%s_%d", prefix, 1 << shift);
 }
 
+/*
+ * ptsim's benchmark mode for txn_<2^shift>: at most 1 MiB per 2 ms tick
+ * and at most 1024 transactions, into TXN_AUX_SIZE of AUX area.
+ */
+#define TXN_AUX_SIZE	(16 << 20)
+
+static uint64_t txn_config(int shift)
+{
+	int rate = (1 << 20) >> shift;
+
+	return BENCH(shift) | RATE(rate > 1024 ? 1024 : rate) | PERIOD(2000);
+}
+
 /* Figure 1: ns per transaction, measured in the kernel. */
 static void fig_txn(void)
 {
@@ -388,19 +401,15 @@ static void fig_txn(void)
 
 	for (i = 0; i < nsz; i++) {
 		int shift = smoke ? (i ? 16 : 6) : sizes[i];
-		/* At most 1 MiB per 2 ms tick, 16 MiB of AUX area. */
-		int rate = (1 << 20) >> shift;
 		double v[MAX_REPS];
 		bool ok = true;
 
-		if (rate > 1024)
-			rate = 1024;
 		for (r = 0; r < reps; r++) {
 			struct kstats k;
 			double tput;
 
-			if (run_bench_mode(BENCH(shift) | RATE(rate) | PERIOD(2000),
-					   smoke ? 20 : 100, 16 << 20, false,
+			if (run_bench_mode(txn_config(shift), smoke ? 20 : 100,
+					   TXN_AUX_SIZE, false,
 					   &k, &tput) ||
 			    !k.txns) {
 				ok = false;
@@ -843,8 +852,8 @@ static int run_load(const char *what, int secs)
 	int ret = 1;
 
 	if (!strcmp(what, "txn")) {
-		if (sess_open(&s, BENCH(6) | RATE(1024) | PERIOD(2000), -1,
-			      bench_cpu, 512, 16 << 20, 0))
+		if (sess_open(&s, txn_config(6), -1, bench_cpu, 512,
+			      TXN_AUX_SIZE, 0))
 			goto out;
 		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
 		while (now_ns() - t0 < limit) {

@@ -1365,16 +1365,7 @@ static void fz_init(struct fz *fz, struct stats *st, int mode)
  */
 static void fz_anchor(struct fz *fz)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-		.exclude_kernel = 1,
-	};
-
-	fz->anchor = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
-			     PERF_FLAG_FD_CLOEXEC);
+	fz->anchor = dummy_open();
 	if (fz->anchor < 0)
 		ksft_exit_fail_msg("the anchor event: %s\n", strerror(errno));
 }
