@@ -258,11 +258,14 @@ static void fi_leave(struct th *t)
 
 static __thread sigjmp_buf touch_jmp;
 static __thread int touching;
+static __thread void *fault_addr;	/* of the last such signal */
 
-static void on_fault(int sig)
+static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-	if (LOAD(touching))
+	if (LOAD(touching)) {
+		fault_addr = si->si_addr;
 		siglongjmp(touch_jmp, sig);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -315,8 +318,24 @@ static int pick_map(struct th *t, int kind)
 
 static int add_map(struct fz *fz, void *addr, size_t len, int kind, int prot)
 {
+	char *a = addr;
 	int i;
 
+	/*
+	 * The kernel placed a new mapping where the table says another one
+	 * is: the table is wrong, and what the fuzzer touches or unmaps
+	 * through it is no longer what it thinks.  That is a fault of ours
+	 * and fails the run as one.
+	 */
+	for (i = 0; i < MAXMAP; i++) {
+		char *b = fz->map[i].addr;
+
+		if (b && a < b + fz->map[i].len && b < a + len) {
+			fz->st->faults++;
+			ksft_print_msg("new mapping %p+%zu inside tracked %p+%zu\n",
+				       a, len, b, fz->map[i].len);
+		}
+	}
 	for (i = 0; i < MAXMAP; i++)
 		if (!fz->map[i].addr) {
 			fz->map[i] = (struct map){ addr, len, kind, prot };
@@ -345,10 +364,9 @@ static void drop_map(struct fz *fz, int m)
 }
 
 /*
- * Is any page of [addr, addr + len) still mapped?  (after a failed call,
- * or with holes that a partial munmap() left: the rest is unmapped whole
- * at the end.)  Mappings change only under fz->lock, so nobody else can
- * have filled a hole.
+ * Is any page of [addr, addr + len) still mapped?  (after a failed call
+ * that may have unmapped some of it.)  Mappings change only under
+ * fz->lock, so nobody else can have filled a hole meanwhile.
  */
 static bool mapped(char *addr, size_t len)
 {
@@ -653,7 +671,8 @@ static bool write_aux(struct th *t, struct ev *ev, __u64 off, __u64 size)
 	if (sigsetjmp(touch_jmp, 1)) {
 		STORE(touching, 0);
 		fz->st->faults++;
-		ksft_print_msg("unexpected signal writing a user page\n");
+		ksft_print_msg("unexpected signal at %p writing user page %p\n",
+			       fault_addr, ev->pg);
 		return false;
 	}
 	STORE(touching, 1);
@@ -769,11 +788,17 @@ static void op_munmap(struct th *t, bool part)
 	} else if (!r) {
 		/*
 		 * A piece went (an anonymous placeholder can be split; a
-		 * perf mapping must not be).  The rest is unmapped whole at
-		 * the end; pointers into it are no longer safe.
+		 * perf mapping must not be).  The entry shrinks to the piece
+		 * that is left, always one range: were it to keep the hole,
+		 * a later mmap() placed there would be unmapped, remapped or
+		 * made inaccessible through this entry behind its own back.
 		 */
 		forget_range(fz, fz->map[m].addr, fz->map[m].len);
-		fz->map[m].prot = PROT_NONE;
+		if (addr == fz->map[m].addr)
+			fz->map[m].addr += len;
+		fz->map[m].len -= len;
+		if (fz->map[m].kind != M_ANON)
+			fz->map[m].prot = PROT_NONE;
 	} else if (!mapped(fz->map[m].addr, fz->map[m].len)) {
 		drop_map(fz, m);
 	}
@@ -1064,8 +1089,9 @@ static void op_consume(struct th *t)
 	if (sig) {
 		STORE(touching, 0);
 		fz->st->faults++;
-		ksft_print_msg("unexpected signal %d touching a live perf mapping\n",
-			       sig);
+		ksft_print_msg("unexpected signal %d at %p touching user page %p, aux %p+%zu\n",
+			       sig, fault_addr, pg, m >= 0 ? fz->map[m].addr : NULL,
+			       m >= 0 ? fz->map[m].len : 0);
 		pthread_mutex_unlock(&fz->lock);
 		return;
 	}
@@ -1139,7 +1165,15 @@ static void op_fork(struct th *t)
 		if (fd >= 0)
 			fi_task(fd, false);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(p[0], 3) != 3 || dup2(q[1], 4) != 4)
+		/*
+		 * Out of the way first: another thread's close() may have
+		 * let pipe2() hand out 3 or 4, and dup2(p[0], 3) would then
+		 * close q[1] before it is moved.
+		 */
+		p[0] = fcntl(p[0], F_DUPFD, 10);
+		q[1] = fcntl(q[1], F_DUPFD, 10);
+		if (p[0] < 0 || q[1] < 0 ||
+		    dup2(p[0], 3) != 3 || dup2(q[1], 4) != 4)
 			_exit(3);
 		close_range(5, ~0U, 0);
 		if (write(4, "r", 1) != 1)
@@ -1784,6 +1818,7 @@ int main(int argc, char **argv)
 	char *mem[2] = { NULL, NULL };
 	size_t mlen[2] = { 0, 0 };
 	unsigned int i, nph = 0;
+	struct sigaction sa = { 0 };
 	struct stats *st;
 	FILE *trace;
 	bool fi;
@@ -1828,8 +1863,11 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGSEGV, on_fault);
-	signal(SIGBUS, on_fault);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	for (i = 0; i < ARRAY_SIZE(phases); i++)
