@@ -305,6 +305,32 @@ static int free_ev(struct fz *fz)
 	return -1;
 }
 
+/*
+ * An event's descriptor for a call made after fz->lock is dropped: a
+ * duplicate, so that another thread closing the event meanwhile, and
+ * the number being reused for a pipe or another event, cannot send the
+ * call to a different file.  (It did: read() took the byte a forked
+ * child had written to say it was ready, and an ioctl() went to a
+ * pipe.)  The caller closes it, which may now be the last close of the
+ * event - one more ordering of closes from several threads.  -1 stays
+ * -1; a failed duplication gives -2, and the caller skips its call.
+ */
+static int hold_fd(int fd)
+{
+	int d;
+
+	if (fd < 0)
+		return -1;
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return d < 0 ? -2 : d;
+}
+
+static void drop_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 static int pick_map(struct th *t, int kind)
 {
 	int i, n = 0, idx[MAXMAP];
@@ -449,9 +475,11 @@ static void op_open(struct th *t)
 	if (chance(t, 20)) {
 		gslot = pick_ev(t, false);
 		if (gslot >= 0)
-			group = fz->ev[gslot].fd;
+			group = hold_fd(fz->ev[gslot].fd);
 	}
 	pthread_mutex_unlock(&fz->lock);
+	if (group == -2)
+		return;
 
 	if (dummy) {
 		memset(&attr, 0, sizeof(attr));
@@ -516,6 +544,7 @@ static void op_open(struct th *t)
 	}
 	fd = KCALL(t, syscall(SYS_perf_event_open, &attr, pid, cpu, group,
 			      PERF_FLAG_FD_CLOEXEC), err);
+	drop_fd(group);
 	record(t, OP_OPEN, fd < 0 ? err : 0,
 	       "e%d %s config=0x%llx target=%s cpu=%d%s%s%s group=%d", slot,
 	       dummy ? "dummy" : "ptsim", (unsigned long long)attr.config,
@@ -995,13 +1024,18 @@ static void op_set_output(struct th *t)
 	pthread_mutex_lock(&fz->lock);
 	a = pick_ev(t, false);
 	b = chance(t, 20) ? -1 : pick_ev(t, false);
-	fa = a >= 0 ? fz->ev[a].fd : -1;
-	fb = b >= 0 ? fz->ev[b].fd : -1;
+	fa = a >= 0 ? hold_fd(fz->ev[a].fd) : -1;
+	fb = b >= 0 ? hold_fd(fz->ev[b].fd) : -1;
 	pthread_mutex_unlock(&fz->lock);
-	if (a < 0)
+	if (a < 0 || fa == -2 || fb == -2) {
+		drop_fd(fa);
+		drop_fd(fb);
 		return;
+	}
 	/* The argument is an unsigned long: -1 (no output) must be a long. */
 	r = KCALL(t, ioctl(fa, PERF_EVENT_IOC_SET_OUTPUT, (long)fb), err);
+	drop_fd(fa);
+	drop_fd(fb);
 	record(t, OP_SET_OUTPUT, r ? err : 0, "e%d -> e%d", a, b);
 }
 
@@ -1033,14 +1067,15 @@ static void op_ioctl(struct th *t)
 
 	pthread_mutex_lock(&fz->lock);
 	e = pick_ev(t, false);
-	fd = e >= 0 ? fz->ev[e].fd : -1;
+	fd = e >= 0 ? hold_fd(fz->ev[e].fd) : -1;
 	pthread_mutex_unlock(&fz->lock);
-	if (e < 0)
+	if (fd < 0)
 		return;
 	if (cmds[c].cmd == PERF_EVENT_IOC_ID || cmds[c].cmd == PERF_EVENT_IOC_PERIOD)
 		r = KCALL(t, ioctl(fd, cmds[c].cmd, &val), err);
 	else
 		r = KCALL(t, ioctl(fd, cmds[c].cmd, cmds[c].arg), err);
+	drop_fd(fd);
 	record(t, OP_IOCTL, r ? err : 0, "e%d %s", e, cmds[c].name);
 }
 
@@ -1054,11 +1089,12 @@ static void op_read(struct th *t)
 
 	pthread_mutex_lock(&fz->lock);
 	e = pick_ev(t, false);
-	fd = e >= 0 ? fz->ev[e].fd : -1;
+	fd = e >= 0 ? hold_fd(fz->ev[e].fd) : -1;
 	pthread_mutex_unlock(&fz->lock);
-	if (e < 0)
+	if (fd < 0)
 		return;
 	r = KCALL(t, read(fd, buf, len), err);
+	drop_fd(fd);
 	record(t, OP_READ, r < 0 ? err : 0, "e%d len=%zu got=%zd", e, len,
 	       r < 0 ? -1 : r);
 }
