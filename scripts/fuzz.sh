@@ -29,9 +29,9 @@ append="auxlab.seed=$seed auxlab.ops=$ops"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
 # A run is ten times OPS operations (seven phases, "threads" four times
-# over).  The debug kernel under TCG ran 2.6 million in 62 min, about 700
-# a second, on a host busy with a make check part of the time; allow three
-# times that at 250 a second, plus the boot.
+# over).  The debug kernel under TCG ran 2.6 million in 62 to 70 min,
+# 620 to 700 a second, on an idle host and on one busy with a make check
+# part of the time; allow 250 a second, plus the boot.
 export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250))}
 
 rc=0

@@ -118,7 +118,9 @@ struct stats {
 	long hist[NOPS][NERR];
 	long injected;
 	long leaks;
-	long faults;		/* unexpected SIGSEGV/SIGBUS on a live mapping */
+	long faults;		/* unexpected SIGSEGV/SIGBUS on a live mapping,
+				 * or a mapping table found wrong (add_map())
+				 */
 	long child_ok;
 };
 
