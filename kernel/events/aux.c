@@ -70,8 +70,9 @@
  * same CPU), which is refused with a warning.  A transaction that began in
  * the unmap window above keeps rb->aux.txn until its writer ends it; that
  * writer is the one that could begin on the buffer meanwhile, and it ends
- * before it begins again, so an area mapped in between is first written
- * at its next begin, and no warning is due.
+ * before it begins again, so no warning is due.  Its end changes nothing
+ * of the buffer (no record, head, wakeup or disable: see aux_stale()), so
+ * an area mapped in between is first written at that writer's next begin.
  *
  * The ordering protocol with userspace
  * ====================================
@@ -108,6 +109,7 @@
 
 #include <linux/irq_work.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/perf_event.h>
 #include <linux/poll.h>
@@ -122,26 +124,33 @@
 /* Allocation of the pages ------------------------------------------------- */
 
 /*
- * Chunks up to this order are allocated as upstream perf always has: with
- * reclaim but no retries.  Larger chunks, for PMUs that do not need them,
- * are only taken if the allocator has them free right now (no reclaim, no
- * compaction), so a large area costs a few hundred allocations rather
- * than one per page, and never makes the system work to defragment.
+ * The pages are allocated as the PMU asks, with 6.12's rules and flags:
+ *
+ *  - A PMU that can scatter-gather (neither PERF_PMU_CAP_AUX_NO_SG nor
+ *    PERF_PMU_CAP_AUX_PREFER_LARGE) gets single pages.  Its hardware does
+ *    not care where they are, and taking high-order blocks for it would
+ *    take them from those who do (THP, other AUX PMUs, DMA).
+ *  - A PMU that needs or prefers physically contiguous memory gets chunks
+ *    of up to perf_aux_max_order().  Each chunk tries the largest order
+ *    that still fits first, and falls back one order at a time down to a
+ *    single page if that order cannot be had; the next chunk starts from
+ *    the top again, so one transient failure does not make every later
+ *    chunk smaller.
+ *
+ * Every attempt is __GFP_NORETRY: the allocator may reclaim and compact
+ * once, as for any costly order, but gives up rather than retry or invoke
+ * the OOM killer, and the fallback takes over.
  */
-#define AUX_GFP			(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_NORETRY)
-#define AUX_GFP_OPPORTUNISTIC	((AUX_GFP) & ~__GFP_RECLAIM)
+#define AUX_GFP		(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN | __GFP_NORETRY)
 
-static struct page *aux_alloc_chunk(int node, unsigned int *order, bool contiguous)
+/* One chunk of at most @order; *@order is set to what it got. */
+static struct page *aux_alloc_chunk(int node, unsigned int *order)
 {
 	unsigned int o = min_t(unsigned int, *order, MAX_PAGE_ORDER);
 	struct page *page;
 
 	for (;;) {
-		gfp_t gfp = AUX_GFP;
-
-		if (!contiguous && o > PAGE_ALLOC_COSTLY_ORDER)
-			gfp = AUX_GFP_OPPORTUNISTIC;
-		page = alloc_pages_node(node, gfp, o);
+		page = alloc_pages_node(node, AUX_GFP, o);
 		if (page || !o)
 			break;
 		o--;
@@ -151,23 +160,20 @@ static struct page *aux_alloc_chunk(int node, unsigned int *order, bool contiguo
 }
 
 /*
- * Fill aux->pages with chunks of at most @max_order.  The order only ever
- * goes down: once a size has failed, later chunks do not try it again.
- * A chunk of order > 0 is split into independent pages, and its first
- * page carries the order in page_private (with PG_private set): that is
- * how a driver learns that a run of pages is physically contiguous.
+ * Fill aux->pages with chunks of at most @max_order (see above).  A chunk
+ * of order > 0 is split into independent pages, and its first page
+ * carries the order in page_private (with PG_private set): that is how a
+ * driver learns that a run of pages is physically contiguous.
  */
-static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_order,
-			   bool contiguous)
+static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_order)
 {
-	unsigned int order = max_order;
 	int n = 0, i;
 
 	while (n < aux->nr_pages) {
-		struct page *page;
+		unsigned int order = min_t(unsigned int, max_order,
+					   ilog2(aux->nr_pages - n));
+		struct page *page = aux_alloc_chunk(node, &order);
 
-		order = min_t(unsigned int, order, ilog2(aux->nr_pages - n));
-		page = aux_alloc_chunk(node, &order, contiguous);
 		if (!page)
 			return -ENOMEM;
 		if (order) {
@@ -202,8 +208,10 @@ static void aux_free_pages(struct perf_aux *aux)
 static void aux_free(struct perf_aux *aux)
 {
 	/* The driver's view of the pages goes first: it may point into them. */
-	if (aux->priv)
+	if (aux->priv) {
 		aux->free_aux(aux->priv);
+		module_put(aux->module);
+	}
 	if (aux->pages)
 		aux_free_pages(aux);
 	if (aux->rb)
@@ -339,8 +347,8 @@ static struct perf_aux *aux_create(struct perf_event *event,
 		goto out_free;
 
 	max_order = perf_aux_max_order(nr_pages, aux->watermark, overwrite,
-				       contiguous, pageblock_order);
-	if (aux_alloc_pages(aux, node, max_order, contiguous))
+				       contiguous);
+	if (aux_alloc_pages(aux, node, max_order))
 		goto out_free;
 
 	/*
@@ -356,6 +364,14 @@ static struct perf_aux *aux_create(struct perf_event *event,
 	if (!aux->priv)
 		goto out_free;
 	aux->free_aux = event->pmu->free_aux;
+	/*
+	 * The last reference may be dropped after the event is closed (by
+	 * a transaction that outlived munmap(), freeing from a workqueue):
+	 * keep free_aux's module loaded until then.  The event holds a
+	 * reference now, so this one cannot fail.
+	 */
+	__module_get(event->pmu->module);
+	aux->module = event->pmu->module;
 
 	refcount_inc(&rb->refcount);
 	aux->rb = rb;
@@ -380,6 +396,12 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 	WARN_ON_ONCE(event->rb != rb);
 	rcu_assign_pointer(rb->aux.area, NULL);
 	perf_pmu_output_stop(event);
+	/*
+	 * The stop ended every transaction it could reach, normally.  One
+	 * that began in the window before the unpublish and is still open
+	 * ends later: from now on it is stale (aux_stale()).
+	 */
+	WRITE_ONCE(aux->unmapped, true);
 	aux_uncharge(aux);
 }
 
@@ -577,6 +599,29 @@ static struct perf_aux *txn_aux(struct perf_output_handle *handle)
 }
 
 /*
+ * Withdraw the handle's transaction: the handle first, so that an NMI
+ * calling perf_get_aux() in between sees no transaction rather than a
+ * cleared rb->aux.txn.
+ */
+static void txn_close(struct perf_output_handle *handle)
+{
+	WRITE_ONCE(handle->event, NULL);
+	barrier();
+	WRITE_ONCE(handle->rb->aux.txn, NULL);
+}
+
+/*
+ * A transaction that began on an area that has been unmapped since (see
+ * "Serialization of writers" above) writes into pages nobody can read
+ * any more, and the buffer's producer state may already belong to a
+ * newer area: such a transaction must change nothing of the buffer.
+ */
+static bool aux_stale(struct perf_aux *aux)
+{
+	return READ_ONCE(aux->unmapped);
+}
+
+/*
  * Move the producer to @head and publish it; return whether a watermark
  * boundary was crossed (never in overwrite mode, which has no watermark).
  */
@@ -585,6 +630,8 @@ static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
 {
 	unsigned long crossed;
 
+	if (aux_stale(aux))
+		return false;
 	rb->aux.head = head;
 	smp_store_release(&rb->user_page->aux_head, head);	/* [C] */
 	if (aux->overwrite)
@@ -637,26 +684,31 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 	WRITE_ONCE(rb->aux.txn, aux);
 
 	handle->rb = rb;
-	handle->event = event;
 	handle->head = rb->aux.head;
 	handle->size = 0;
 	handle->aux_flags = 0;
-	if (aux->overwrite)
-		return aux->priv;
+	if (!aux->overwrite) {
+		handle->wakeup = rb->aux.wakeup + aux->watermark;
+		handle->size = perf_aux_space(rb->aux.head,
+					      READ_ONCE(rb->user_page->aux_tail),
+					      aux->size);
+		if (!handle->size) {	/* [A]: the data stores depend on this */
+			handle->event = event;	/* for the wakeup */
+			perf_event_disable_inatomic(event);
+			perf_output_wakeup(handle);
+			txn_close(handle);
+			goto put;
+		}
+	}
+	/* Last: perf_get_aux() trusts the handle once it sees the event. */
+	barrier();
+	WRITE_ONCE(handle->event, event);
+	return aux->priv;
 
-	handle->wakeup = rb->aux.wakeup + aux->watermark;
-	handle->size = perf_aux_space(rb->aux.head, READ_ONCE(rb->user_page->aux_tail),
-				      aux->size);
-	if (handle->size)	/* [A]: the data stores depend on this */
-		return aux->priv;
-
-	perf_event_disable_inatomic(event);
-	perf_output_wakeup(handle);
-	WRITE_ONCE(rb->aux.txn, NULL);
 put:
 	aux_put_atomic(aux);
 fail:
-	handle->event = NULL;
+	WRITE_ONCE(handle->event, NULL);
 	return NULL;
 }
 EXPORT_SYMBOL_GPL(perf_aux_output_begin);
@@ -684,6 +736,17 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	struct perf_aux *aux = txn_aux(handle);
 	unsigned long start, head;
 	bool wakeup;
+
+	/*
+	 * Its area was unmapped while it was open: the data is lost with
+	 * the area, and no record, head, wakeup or disable may reach the
+	 * buffer, whose next area (if any) starts from where the last
+	 * published head was.  A record would name offsets of an area
+	 * the consumer no longer has, so none is written, not even one
+	 * flagged as lost.
+	 */
+	if (aux_stale(aux))
+		goto out;
 
 	if (aux->overwrite) {
 		handle->aux_flags |= PERF_AUX_FLAG_OVERWRITE;
@@ -713,9 +776,8 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	}
 	if (wakeup)
 		perf_output_wakeup(handle);
-
-	handle->event = NULL;
-	WRITE_ONCE(handle->rb->aux.txn, NULL);
+out:
+	txn_close(handle);
 	aux_put_atomic(aux);
 }
 EXPORT_SYMBOL_GPL(perf_aux_output_end);
@@ -776,8 +838,9 @@ EXPORT_SYMBOL_GPL(perf_aux_output_flag);
  */
 void *perf_get_aux(struct perf_output_handle *handle)
 {
-	if (!handle->event)
+	if (!READ_ONCE(handle->event))
 		return NULL;
+	barrier();	/* pairs with begin's and txn_close()'s */
 	return txn_aux(handle)->priv;
 }
 EXPORT_SYMBOL_GPL(perf_get_aux);
@@ -887,14 +950,16 @@ EXPORT_SYMBOL_GPL(perf_report_aux_output_id);
  * recursion guards, set with interrupts off.  The buffer is found under
  * RCU; the area itself is pinned by the sampler's open transaction.
  *
- * The buffer is the sampler's own, not its parent's: an inherited AUX
- * event writes its trace into the parent's buffer, but 6.12 takes samples
- * from and pauses only events that have a buffer of their own, and this
- * keeps that behaviour rather than change what inherited events record.
+ * The buffer is the one the sampler's trace goes to: for an inherited
+ * child, which has no buffer of its own, its parent's, exactly as for
+ * perf_aux_output_begin() (and as 6.12's ring_buffer_get() redirects).
+ * inherit_group() makes a child's aux_event the child leader, so without
+ * the redirect every thread but the one that opened the events would get
+ * empty samples and no pause or resume.
  */
 static struct perf_buffer *sampler_rb(struct perf_event *sampler)
 {
-	return event_rb(sampler);
+	return event_rb(sampler->parent ?: sampler);
 }
 
 /**

@@ -19,6 +19,7 @@
 #include <asm/page.h>
 
 struct mm_struct;
+struct module;
 struct perf_buffer;
 struct perf_event;
 struct perf_output_handle;
@@ -38,6 +39,12 @@ struct vm_area_struct;
  * @pages: kernel addresses of the @nr_pages pages, as given to setup_aux
  * @priv: what the PMU's setup_aux returned
  * @free_aux: the PMU's free_aux, called with @priv before @pages go
+ * @module: the module @free_aux is in, referenced while @priv exists: the
+ *	area can outlive its event, whose reference on the module is the
+ *	one the perf core takes
+ * @unmapped: the last mapping is gone and the stop that ends the
+ *	transactions has gone round; a transaction still open on the area
+ *	is stale and must leave the buffer alone
  * @rb: the perf buffer whose user page describes this area (referenced)
  * @mmap_count: number of VMAs mapping the area
  * @user: the user charged for the area (referenced)
@@ -58,6 +65,8 @@ struct perf_aux {
 	void			**pages;
 	void			*priv;
 	void			(*free_aux)(void *priv);
+	struct module		*module;
+	bool			unmapped;
 	struct perf_buffer	*rb;
 
 	atomic_t		mmap_count;
@@ -182,31 +191,28 @@ static inline unsigned long perf_aux_default_watermark(unsigned long nr_pages)
 }
 
 /**
- * perf_aux_max_order - largest chunk order to try for an AUX area
+ * perf_aux_max_order - largest chunk order to allocate an AUX area in
  * @nr_pages: area size in pages, a power of two
  * @watermark: the area's watermark in bytes (0 in overwrite mode)
  * @overwrite: snapshot mode
  * @contiguous: the PMU needs (AUX_NO_SG) or prefers (AUX_PREFER_LARGE)
  *	physically contiguous chunks
- * @opportunistic: the order up to which chunks are tried for PMUs that
- *	do not care, without reclaim (see aux.c)
  *
- * A PMU that needs contiguity gets chunks of one watermark, so that it
- * can switch buffers at the interrupt (or the whole area in overwrite
- * mode, where there is no interrupt to switch at).  Any other PMU gets
- * large chunks only opportunistically.
+ * As in 6.12: a PMU that can scatter-gather gets single pages.  One that
+ * wants contiguity gets chunks of one watermark (rounded up), so that it
+ * can switch buffers at the interrupt, or the whole area in overwrite
+ * mode, where there is no interrupt to switch at.
  *
  * Return: the order, not larger than log2(@nr_pages).
  */
 static inline unsigned int perf_aux_max_order(unsigned long nr_pages,
 					      unsigned long watermark,
-					      bool overwrite, bool contiguous,
-					      unsigned int opportunistic)
+					      bool overwrite, bool contiguous)
 {
 	unsigned int all = ilog2(nr_pages);
 
 	if (!contiguous)
-		return min(all, opportunistic);
+		return 0;
 	if (overwrite)
 		return all;
 	return min_t(unsigned int, all, get_order(watermark));

@@ -100,53 +100,100 @@ static void aux_test_default_watermark(struct kunit *test)
 
 static void aux_test_max_order(struct kunit *test)
 {
-	/* Scatter-gather PMUs: only opportunistically large chunks. */
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, false, false, 9), 9U);
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(4, 0, false, false, 9), 2U);
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1, 0, true, false, 9), 0U);
+	/* Scatter-gather PMUs: single pages, whatever the area (as 6.12). */
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 64 * PAGE_SIZE, false, false), 0U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, true, false), 0U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1, 0, true, false), 0U);
 	/* Contiguous PMUs: chunks of one watermark ... */
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 64 * PAGE_SIZE, false, true, 9), 6U);
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, PAGE_SIZE / 2, false, true, 9), 0U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 64 * PAGE_SIZE, false, true), 6U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, PAGE_SIZE / 2, false, true), 0U);
 	/* ... rounded up, never more than the area ... */
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 3 * PAGE_SIZE, false, true, 9), 2U);
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(8, 1UL << 30, false, true, 9), 3U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 3 * PAGE_SIZE, false, true), 2U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(8, 1UL << 30, false, true), 3U);
 	/* ... and the whole area in overwrite mode. */
-	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, true, true, 9), 10U);
+	KUNIT_EXPECT_EQ(test, perf_aux_max_order(1024, 0, true, true), 10U);
 }
 
 /*
- * The allocator fills the page array in chunks no larger than asked, and
- * marks each multi-page chunk on its first page with its order, which is
- * how a driver finds physically contiguous runs.
+ * Walk an allocated page array chunk by chunk: each chunk's pages are
+ * consecutive and zeroed, its first page says its order (none for a
+ * single page).  Return the number of chunks; *@max and *@min are set to
+ * the largest and smallest order seen.
  */
-static void aux_test_alloc_pages(struct kunit *test)
+static int aux_test_chunks(struct kunit *test, struct perf_aux *aux,
+			   unsigned int *max, unsigned int *min)
+{
+	int n = 0, chunks = 0;
+
+	*max = 0;
+	*min = UINT_MAX;
+	while (n < aux->nr_pages) {
+		struct page *first = virt_to_page(aux->pages[n]);
+		unsigned int order = PagePrivate(first) ? page_private(first) : 0;
+		int j;
+
+		KUNIT_EXPECT_TRUE(test, !PagePrivate(first) || order > 0);
+		KUNIT_ASSERT_LE(test, n + (1 << order), aux->nr_pages);
+		for (j = 0; j < 1 << order; j++) {
+			KUNIT_EXPECT_PTR_EQ(test, virt_to_page(aux->pages[n + j]),
+					    first + j);
+			KUNIT_EXPECT_TRUE(test, !memchr_inv(aux->pages[n + j], 0,
+							    PAGE_SIZE));
+			if (j)
+				KUNIT_EXPECT_FALSE(test, PagePrivate(first + j));
+		}
+		*max = max(*max, order);
+		*min = min(*min, order);
+		n += 1 << order;
+		chunks++;
+	}
+	return chunks;
+}
+
+/*
+ * A contiguous PMU gets chunks of the order asked for.  The test runs
+ * early in a freshly booted kernel, where 64 KiB blocks are free, so
+ * every chunk gets the full order; an allocator that settled for less
+ * (or for single pages) fails here.
+ */
+static void aux_test_alloc_contiguous(struct kunit *test)
 {
 	static const unsigned int orders[] = { 0, 2, 4 };
-	unsigned int i;
+	unsigned int i, max, min;
 
 	for (i = 0; i < ARRAY_SIZE(orders); i++) {
 		struct perf_aux aux = { .nr_pages = 32 };
-		int n = 0;
+		int chunks;
 
 		aux.pages = kcalloc(aux.nr_pages, sizeof(void *), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, aux.pages);
-		KUNIT_ASSERT_EQ(test, aux_alloc_pages(&aux, NUMA_NO_NODE, orders[i], true), 0);
-
-		while (n < aux.nr_pages) {
-			struct page *first = virt_to_page(aux.pages[n]);
-			unsigned int order = PagePrivate(first) ? page_private(first) : 0;
-			int j;
-
-			KUNIT_EXPECT_LE(test, order, orders[i]);
-			KUNIT_ASSERT_LE(test, n + (1 << order), aux.nr_pages);
-			for (j = 1; j < 1 << order; j++)
-				KUNIT_EXPECT_PTR_EQ(test, virt_to_page(aux.pages[n + j]),
-						    first + j);
-			KUNIT_EXPECT_TRUE(test, !memchr_inv(aux.pages[n], 0, PAGE_SIZE));
-			n += 1 << order;
-		}
+		KUNIT_ASSERT_EQ(test, aux_alloc_pages(&aux, NUMA_NO_NODE, orders[i]), 0);
+		chunks = aux_test_chunks(test, &aux, &max, &min);
+		KUNIT_EXPECT_EQ(test, max, orders[i]);
+		KUNIT_EXPECT_EQ(test, min, orders[i]);
+		KUNIT_EXPECT_EQ(test, chunks, 32 >> orders[i]);
 		aux_free_pages(&aux);
 	}
+}
+
+/*
+ * A scatter-gather PMU gets single pages, even for an area that large
+ * chunks would fit: aux_create() asks perf_aux_max_order() for the order
+ * and the allocator takes nothing larger.
+ */
+static void aux_test_alloc_sg(struct kunit *test)
+{
+	struct perf_aux aux = { .nr_pages = 512 };
+	unsigned int max, min;
+
+	aux.pages = kcalloc(aux.nr_pages, sizeof(void *), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, aux.pages);
+	KUNIT_ASSERT_EQ(test, aux_alloc_pages(&aux, NUMA_NO_NODE,
+					      perf_aux_max_order(512, 256 * PAGE_SIZE,
+								 false, false)), 0);
+	KUNIT_EXPECT_EQ(test, aux_test_chunks(test, &aux, &max, &min), 512);
+	KUNIT_EXPECT_EQ(test, max, 0U);
+	aux_free_pages(&aux);
 }
 
 /* The output API on a hand-built buffer ----------------------------------- */
@@ -395,18 +442,108 @@ static void aux_test_begin_child(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
 }
 
+/*
+ * A transaction that began on an area and ends after that area was
+ * unmapped (the window at the top of aux.c) and a new one mapped on the
+ * same buffer must change nothing of the buffer: not its head, not the
+ * user page's aux_head, no wakeup and no disable, whatever the old area's
+ * mode and whatever the driver says.  It still unpins the old area.
+ */
+static void aux_test_stale_end(struct kunit *test)
+{
+	static const bool modes[] = { false, true };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		struct perf_output_handle handle = {};
+		struct perf_aux *new;
+		struct aux_fixture f;
+
+		/* The old area: overwrite or normal. */
+		aux_fixture_init(test, &f, 4, PAGE_SIZE, modes[i]);
+		aux_fixture_seek(&f, 1000, 1000);
+		KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+		/* A skip in the stale transaction moves nothing either. */
+		if (!modes[i])
+			KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 100), 0);
+
+		/* munmap(): unpublished, stopped (this one was missed). */
+		RCU_INIT_POINTER(f.rb->aux.area, NULL);
+		WRITE_ONCE(f.aux->unmapped, true);
+
+		/* mmap() of a new, normal area on the same buffer. */
+		new = kunit_kzalloc(test, sizeof(*new), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, new);
+		refcount_set(&new->refcount, 1);
+		new->nr_pages = 2;
+		new->size = 2 * PAGE_SIZE;
+		new->watermark = PAGE_SIZE;
+		new->priv = new;	/* any non-NULL cookie */
+		new->rb = f.rb;
+		rcu_assign_pointer(f.rb->aux.area, new);
+		aux_fixture_seek(&f, 5000, 5000);
+
+		/* The stale end, with an old absolute head and TRUNCATED. */
+		handle.head = 1000 + 3 * PAGE_SIZE;
+		perf_aux_output_flag(&handle, PERF_AUX_FLAG_TRUNCATED);
+		perf_aux_output_end(&handle, 3 * PAGE_SIZE);
+
+		KUNIT_EXPECT_EQ(test, f.rb->aux.head, 5000UL);
+		KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 5000ULL);
+		KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 0);
+		KUNIT_EXPECT_EQ(test, aux_test_disables_seen(f.event), 0);
+		KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+		KUNIT_EXPECT_NULL(test, handle.event);
+		/* Only the transaction's reference was dropped. */
+		KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+
+		/* The new area is written from where the buffer was. */
+		KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+		KUNIT_EXPECT_EQ(test, handle.head, 5000UL);
+		KUNIT_EXPECT_EQ(test, handle.size, 2 * PAGE_SIZE - 1);
+		perf_aux_output_end(&handle, 0);
+		KUNIT_EXPECT_EQ(test, refcount_read(&new->refcount), 1);
+	}
+}
+
+/*
+ * perf_get_aux() answers for the open transaction only: not before a
+ * begin, not after a failed begin (full buffer), not after the end.
+ */
+static void aux_test_get_aux(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	aux_fixture_seek(&f, 0, 0);
+	KUNIT_EXPECT_NULL(test, perf_get_aux(&handle));
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_PTR_EQ(test, perf_get_aux(&handle), f.aux->priv);
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_NULL(test, perf_get_aux(&handle));
+
+	f.rb->user_page->aux_tail = WRAP(-(2 * PAGE_SIZE - 1));	/* full */
+	KUNIT_EXPECT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_NULL(test, perf_get_aux(&handle));
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+}
+
 static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_test_space, space_gen_params),
 	KUNIT_CASE_PARAM(aux_test_crossed, crossed_gen_params),
 	KUNIT_CASE(aux_test_default_watermark),
 	KUNIT_CASE(aux_test_max_order),
-	KUNIT_CASE(aux_test_alloc_pages),
+	KUNIT_CASE(aux_test_alloc_contiguous),
+	KUNIT_CASE(aux_test_alloc_sg),
 	KUNIT_CASE(aux_test_begin_space),
 	KUNIT_CASE(aux_test_overwrite_head),
 	KUNIT_CASE(aux_test_skip_watermark),
 	KUNIT_CASE(aux_test_begin_full),
 	KUNIT_CASE(aux_test_begin_unmapped),
 	KUNIT_CASE(aux_test_begin_child),
+	KUNIT_CASE(aux_test_stale_end),
+	KUNIT_CASE(aux_test_get_aux),
 	{}
 };
 
