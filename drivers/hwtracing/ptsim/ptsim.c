@@ -1046,6 +1046,12 @@ static void ptsim_start(struct perf_event *event, int flags)
  * frees it.  If the buffer fills during the flush, the transaction ends
  * with TRUNCATED and the rest of the FIFO is lost.
  *
+ * The flush goes through the normal output path, so it may end and begin
+ * transactions on its way (at the watermark, or to skip a region's
+ * padding: see ptsim_emit()).  That is legal in pmu::stop only because
+ * the last step, ptsim_commit() or a failed begin, leaves none open; a
+ * driver that copies this must keep it so.
+ *
  * Context: the event's CPU, interrupts disabled; a pause may also come
  * from NMI context.
  */
@@ -1214,6 +1220,18 @@ static void ptsim_note_pages(void **pages, int nr_pages)
 	mutex_unlock(&ptsim_setup_lock);
 }
 
+/* Are @nr pages from @pages on physically consecutive page frames? */
+static bool ptsim_pages_contiguous(void **pages, unsigned int nr)
+{
+	unsigned long pfn = page_to_pfn(virt_to_page(pages[0]));
+	unsigned int i;
+
+	for (i = 1; i < nr; i++)
+		if (page_to_pfn(virt_to_page(pages[i])) != pfn + i)
+			return false;
+	return true;
+}
+
 /**
  * ptsim_setup_aux() - pmu::setup_aux: describe a new AUX buffer to the engine
  * @event: the event whose AUX area is being mapped
@@ -1225,6 +1243,11 @@ static void ptsim_note_pages(void **pages, int nr_pages)
  * region field of @event's config), capped at the buffer size, allocated
  * on the node of @event's CPU.  The buffer belongs to the ring buffer, not
  * to @event: every event that writes into it uses these regions.
+ *
+ * Registered as ptsim_nosg (PERF_PMU_CAP_AUX_NO_SG), the engine models
+ * output hardware without scatter-gather: its DMA needs each region in
+ * one physically contiguous piece, so a buffer whose regions are not is
+ * refused, as a driver for such hardware must.
  *
  * Context: process context, in mmap() under the buffer's aux_mutex; may
  * sleep.
@@ -1254,8 +1277,14 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 	buf->size = (unsigned long)nr_pages << PAGE_SHIFT;
 	buf->region_shift = ilog2(region_pages) + PAGE_SHIFT;
 	buf->snapshot = overwrite;
-	for (i = 0; i < nr_regions; i++)
+	for (i = 0; i < nr_regions; i++) {
 		buf->regions[i].pages = pages + i * region_pages;
+		if ((event->pmu->capabilities & PERF_PMU_CAP_AUX_NO_SG) &&
+		    !ptsim_pages_contiguous(buf->regions[i].pages, region_pages)) {
+			kfree(buf);
+			return NULL;
+		}
+	}
 	ptsim_note_pages(pages, nr_pages);
 	return buf;
 }
@@ -1309,15 +1338,23 @@ static long ptsim_sample_pad(struct perf_output_handle *output,
  * @size: the number of bytes to copy; the core caps it at the AUX area size
  *
  * AUX sampling (attr.aux_sample_size on a group member of @event) puts
- * the @size bytes the engine wrote last into each sample of that member,
- * whatever the mode of the AUX area.  They end at the write position of
- * the open transaction, handle.head + written, and are copied with
- * perf_output_copy_aux(), which wraps around the buffer; in normal mode
- * nothing is consumed, so the consumer of the AUX area still gets every
- * byte.  What the FIFO holds is not in memory yet and is not included,
- * like the content of the internal buffers of trace hardware.  The copy
- * may start in the middle of a packet: a decoder synchronises on the
- * first PSB, as it does on a snapshot.
+ * the @size bytes the engine wrote last into each sample of that member.
+ * As with intel_pt, only an AUX area in overwrite (snapshot) mode can be
+ * sampled: in normal mode the consumer owns the data behind aux_head and
+ * may be reading it, and the hardware may be about to overwrite what is
+ * past it, so a sample there gets PAD packets instead of trace.  The
+ * bytes end at the write position of the open transaction, handle.head +
+ * written, and are copied with perf_output_copy_aux(), which wraps around
+ * the buffer.  What the FIFO holds is not in memory yet and is not
+ * included, like the content of the internal buffers of trace hardware.
+ * The copy may start in the middle of a packet: a decoder synchronises on
+ * the first PSB, as it does on a snapshot.
+ *
+ * Real trace hardware keeps writing while the CPU copies, so its driver
+ * must stop (and so flush) the unit first and restart it after the copy,
+ * as intel_pt does.  ptsim need not: its "hardware" is the tick on this
+ * CPU, which cannot run while interrupts are off here.  That is the one
+ * simulation-only shortcut of this callback.
  *
  * The core calls this from the overflow of the sampling event with
  * interrupts disabled, possibly from NMI context in the middle of the
@@ -1344,7 +1381,8 @@ static long ptsim_snapshot_aux(struct perf_event *event,
 	unsigned long to;
 
 	barrier();	/* the handle only once @buf is seen; see above */
-	if (!buf || READ_ONCE(c->event) != event || size > buf->size)
+	if (!buf || !buf->snapshot || READ_ONCE(c->event) != event ||
+	    size > buf->size)
 		return ptsim_sample_pad(output, size);
 
 	to = c->handle.head + READ_ONCE(c->written);
@@ -1367,7 +1405,8 @@ static int ptsim_event_init(struct perf_event *event)
 	unsigned int rate, period, fifo_shift, region, loss, bench;
 	struct ptsim_event *ev;
 
-	if (event->attr.type != ptsim_pmu.type)
+	/* Any of the engine's registrations (see ptsim_init()). */
+	if (event->attr.type != event->pmu->type)
 		return -ENOENT;
 	if ((config & ~PTSIM_CFG_MASK) ||
 	    (event->attr.config1 & ~PTSIM_CFG1_MASK) || event->attr.config2)
@@ -1490,6 +1529,9 @@ static const struct attribute_group *ptsim_attr_groups[] = {
 	&ptsim_caps_group,
 	NULL,
 };
+
+/* Copies of ptsim_pmu with other AUX capabilities; see ptsim_init(). */
+static struct pmu ptsim_nosg_pmu, ptsim_large_pmu;
 
 static struct pmu ptsim_pmu = {
 	.task_ctx_nr	= perf_sw_context,
@@ -1616,7 +1658,7 @@ static void ptsim_mark_read(struct perf_event *event)
 /* aux_output pairs a ptsim_mark event with a ptsim leader, nothing else. */
 static int ptsim_mark_aux_output_match(struct perf_event *event)
 {
-	return event->pmu == &ptsim_pmu;
+	return event->pmu->event_init == ptsim_event_init;
 }
 
 static struct pmu ptsim_mark_pmu = {
@@ -1725,9 +1767,29 @@ static int __init ptsim_init(void)
 		c->timer.function = ptsim_tick;
 	}
 	ptsim_debugfs_init();
+	/*
+	 * The same engine for the other two kinds of AUX output hardware,
+	 * so that the perf core's allocation for them can be tested: one
+	 * that cannot scatter-gather (AUX_NO_SG, like BTS or Intel PT
+	 * without ToPA) and one that merely prefers large contiguous
+	 * chunks (AUX_PREFER_LARGE, like Intel PT with a single-entry
+	 * ToPA).  Without them, no kernel would run those paths.  Copied
+	 * before ptsim_pmu is registered, which fills in its core state.
+	 */
+	ptsim_nosg_pmu = ptsim_pmu;
+	ptsim_nosg_pmu.capabilities |= PERF_PMU_CAP_AUX_NO_SG;
+	ptsim_large_pmu = ptsim_pmu;
+	ptsim_large_pmu.capabilities |= PERF_PMU_CAP_AUX_PREFER_LARGE;
+
 	ret = perf_pmu_register(&ptsim_pmu, "ptsim", -1);
 	if (ret)
 		return ret;
+	ret = perf_pmu_register(&ptsim_nosg_pmu, "ptsim_nosg", -1);
+	if (ret)
+		pr_warn("ptsim_nosg not registered (%d)\n", ret);
+	ret = perf_pmu_register(&ptsim_large_pmu, "ptsim_large", -1);
+	if (ret)
+		pr_warn("ptsim_large not registered (%d)\n", ret);
 	ret = perf_pmu_register(&ptsim_mark_pmu, "ptsim_mark", -1);
 	if (ret)
 		pr_warn("ptsim_mark not registered (%d)\n", ret);
