@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The AUX area contract in its inherited form: what a group opened on a
+ * task with attr.inherit gives the threads and processes the task creates
+ * afterwards, as 6.12 defines it.  An inherited child has no buffer of
+ * its own: its trace, its samples and its pause/resume all go through its
+ * parent's.  Each test traces only children: the events are per-CPU on
+ * CPU 0 (an inherited per-task event cannot be mmap()ed) and the test
+ * itself stays on CPU 1, so every byte of trace and every sample comes
+ * from a child.
+ *
+ *  - AUX sampling (aux_sample_size) in a forked child and in a thread:
+ *    every sample carries the size asked of trace that decodes.
+ *  - aux_action: a child's member with aux_pause stops the child's
+ *    trace, one with aux_resume starts a child opened paused; a child
+ *    opened paused without one produces nothing.
+ *  - aux_output: a child's ptsim_mark samples go into the trace.
+ */
+#include "ptsim_lib.h"
+#include <pthread.h>
+#include <sys/syscall.h>
+#include "../kselftest_harness.h"
+
+#define SAMPLE_SIZE	4096
+#define DATA_PAGES	64
+#define BURN_MS		300
+
+/* The test's own CPU; the children are traced on CPU 0. */
+#define HOME_CPU	1
+
+static int mark_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/ptsim_mark/type", "r");
+	int type = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+/* Skip unless ptsim exists and there is a CPU 1 to stay on. */
+#define NEED_PTSIM()							\
+	do {								\
+		if (ptsim_type() < 0)					\
+			SKIP(return, "no ptsim PMU");			\
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)			\
+			SKIP(return, "needs 2 CPUs");			\
+	} while (0)
+
+/*
+ * Keep the children on their inherited copies of the events.  When every
+ * event of a task's perf context is inherited, a child's context is a
+ * clone of its parent's, and at a context switch between the two on one
+ * CPU the core may swap the contexts (context_equiv()): the parent's own
+ * events, with their buffer, then run in the child, and a child that
+ * does what only the parent's events could do proves nothing.  A child
+ * forked or created here starts on the test's CPU, so that swap happens
+ * often.  A disabled software event that is not inherited makes the
+ * child's context never a clone (see ptsim_fuzz's fz_anchor()).
+ */
+static int anchor_open(void)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	return perf_open(&attr, 0, -1, -1);
+}
+
+/* A task-clock member of the group, inherited, sampling every ms. */
+static struct perf_event_attr clock_attr(int period_ms)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = (__u64)period_ms * 1000 * 1000,
+		.inherit = 1,
+		/* See ptsim_test's pause_resume: kernel time counts too. */
+		.exclude_kernel = 0,
+	};
+
+	return attr;
+}
+
+/* ---- AUX sampling ---- */
+
+struct samples {
+	unsigned long n, others, bad_size, with_trace, errors, unexplained;
+	unsigned long lost;
+	__u64 size;
+};
+
+/*
+ * Read every sample of @pid/@tid (sample_type TID | AUX: u32 pid, tid,
+ * then u64 size and size bytes) out of the sampler's data area and check
+ * its trace as a snapshot: it may start in the middle of a packet.
+ */
+static void read_samples(struct perf_event_mmap_page *pg, long psz,
+			 pid_t pid, pid_t tid, struct samples *out)
+{
+	size_t data_size = DATA_PAGES * psz;
+	unsigned char *data = (unsigned char *)pg + psz;
+	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = pg->data_tail;
+	static unsigned char rec[65536];
+	struct sess snap = { .snapshot = true };
+
+	while (tail < head) {
+		struct perf_event_header *h = (void *)rec;
+		size_t off = tail % data_size, i;
+
+		for (i = 0; i < sizeof(*h); i++)
+			rec[i] = data[(off + i) % data_size];
+		if (h->size < sizeof(*h)) {
+			out->errors++;
+			break;
+		}
+		for (i = 0; i < h->size; i++)
+			rec[i] = data[(off + i) % data_size];
+		tail += h->size;
+		if (h->type == PERF_RECORD_LOST) {
+			out->lost++;
+		} else if (h->type == PERF_RECORD_SAMPLE) {
+			__u32 ids[2];
+			__u64 size;
+			struct walk w = { };
+
+			memcpy(ids, rec + sizeof(*h), sizeof(ids));
+			memcpy(&size, rec + sizeof(*h) + 8, sizeof(size));
+			if (ids[0] != (__u32)pid || ids[1] != (__u32)tid) {
+				out->others++;
+				continue;
+			}
+			out->n++;
+			if (size != SAMPLE_SIZE ||
+			    sizeof(*h) + 16 + size != h->size) {
+				out->bad_size++;
+				out->size = size;
+				continue;
+			}
+			walk_piece(&snap, &w, rec + sizeof(*h) + 16, size, 0, 0);
+			out->errors += w.errors;
+			out->unexplained += w.unexplained;
+			if (w.ptw64)
+				out->with_trace++;
+		}
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* The inherited group: a ptsim leader in snapshot mode, a sampler. */
+struct group {
+	int anchor, fd, sfd;
+	struct sess s;
+	struct perf_event_mmap_page *pg;
+	long psz;
+};
+
+static int group_open(struct __test_metadata *_metadata, struct group *g)
+{
+	struct perf_event_attr attr, sw = clock_attr(2);
+
+	g->psz = sysconf(_SC_PAGESIZE);
+	g->anchor = anchor_open();
+	ASSERT_GE(g->anchor, 0) TH_LOG("anchor: %s", strerror(errno));
+	ptsim_attr(&attr, 0);
+	attr.inherit = 1;
+	g->fd = perf_open(&attr, 0, 0, -1);
+	ASSERT_GE(g->fd, 0) TH_LOG("ptsim: %s", strerror(errno));
+	sw.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_AUX;
+	sw.aux_sample_size = SAMPLE_SIZE;
+	g->sfd = perf_open(&sw, 0, 0, g->fd);
+	ASSERT_GE(g->sfd, 0) TH_LOG("sampler: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&g->s, g->fd, 0, 16, 16, true));
+	g->pg = mmap(NULL, (1 + DATA_PAGES) * g->psz, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, g->sfd, 0);
+	ASSERT_NE(MAP_FAILED, g->pg);
+	/* Children created from now on inherit the enabled group. */
+	ASSERT_EQ(0, ioctl(g->fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	return 0;
+}
+
+static void group_close(struct group *g)
+{
+	munmap(g->pg, (1 + DATA_PAGES) * g->psz);
+	close(g->sfd);
+	close(g->fd);
+	close(g->anchor);
+	sess_free(&g->s);
+}
+
+static void expect_samples(struct __test_metadata *_metadata,
+			   const char *who, struct samples *r)
+{
+	TH_LOG("%s: samples=%lu with_trace=%lu bad_size=%lu (size %llu) others=%lu lost=%lu",
+	       who, r->n, r->with_trace, r->bad_size,
+	       (unsigned long long)r->size, r->others, r->lost);
+	/* The child burned BURN_MS; one sample per 2 ms of it. */
+	EXPECT_GE(r->n, 5);
+	EXPECT_EQ(0, r->bad_size) TH_LOG("samples without the AUX data asked");
+	EXPECT_EQ(0, r->errors);
+	EXPECT_EQ(0, r->unexplained);
+	/* All but a sample taken before any trace was written. */
+	EXPECT_GE(r->with_trace + 1, r->n);
+	EXPECT_EQ(0, r->others) TH_LOG("samples from a task not traced");
+}
+
+TEST(aux_sample_forked_child)
+{
+	struct samples r = { };
+	struct group g;
+	int go, status;
+	pid_t pid;
+
+	NEED_PTSIM();
+	ASSERT_EQ(0, pin_to(HOME_CPU));
+	group_open(_metadata, &g);
+	pid = spawn_burner(BURN_MS, 0, &go);
+	ASSERT_GT(pid, 0);
+	release(go);
+	for (;;) {
+		usleep(10 * 1000);
+		read_samples(g.pg, g.psz, pid, pid, &r);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	read_samples(g.pg, g.psz, pid, pid, &r);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	expect_samples(_metadata, "forked child", &r);
+	group_close(&g);
+}
+
+static void *burn_thread(void *arg)
+{
+	pid_t *tid = arg;
+
+	__atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (pin_to(0))
+		return (void *)1;
+	burn(BURN_MS);
+	return NULL;
+}
+
+TEST(aux_sample_thread)
+{
+	struct samples r = { };
+	pthread_t thread;
+	pid_t tid = 0;
+	void *ret = (void *)1;
+	struct group g;
+
+	NEED_PTSIM();
+	ASSERT_EQ(0, pin_to(HOME_CPU));
+	group_open(_metadata, &g);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, burn_thread, &tid));
+	ASSERT_EQ(0, pthread_join(thread, &ret));
+	EXPECT_EQ(NULL, ret);
+	read_samples(g.pg, g.psz, getpid(), tid, &r);
+	expect_samples(_metadata, "thread", &r);
+	group_close(&g);
+}
+
+/* ---- pause and resume ---- */
+
+#define PAUSE_RATE	4
+#define PAUSE_TICK_US	100
+#define MEMBER_PERIOD_MS 10
+
+/*
+ * Trace a forked child with an inherited ptsim event (opened paused or
+ * not) and, if @action, an inherited task-clock member with aux_pause
+ * (1) or aux_resume (2).  Return the data records the child's trace holds.
+ */
+static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
+			  int action, const char *name)
+{
+	struct perf_event_attr attr, sw = clock_attr(MEMBER_PERIOD_MS);
+	int anchor, fd, mfd = -1, go, status;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+
+	anchor = anchor_open();
+	EXPECT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
+	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	attr.inherit = 1;
+	attr.aux_start_paused = start_paused;
+	fd = perf_open(&attr, 0, 0, -1);
+	EXPECT_GE(fd, 0) TH_LOG("ptsim: %s", strerror(errno));
+	if (fd < 0)
+		return 0;
+	if (action) {
+		sw.aux_pause = action == 1;
+		sw.aux_resume = action == 2;
+		mfd = perf_open(&sw, 0, 0, fd);
+		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	}
+	EXPECT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	pid = spawn_burner(200, 0, &go);
+	EXPECT_GT(pid, 0);
+	if (pid > 0) {
+		release(go);
+		status = consume_until_exit(&s, pid);
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, name);
+	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu", name, s.len, w.ptw64,
+	       w.pge, w.pgd);
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	close(anchor);
+	sess_free(&s);
+	return w.ptw64;
+}
+
+/*
+ * The bound is ptsim_test's pause_resume's: before the member's first
+ * overflow at most MEMBER_PERIOD_MS / PAUSE_TICK_US ticks of PAUSE_RATE
+ * records, plus two ticks.  The unpaused control must exceed it, or the
+ * paused case proves nothing on this guest.
+ */
+TEST(pause_resume_inherited)
+{
+	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
+			     PAUSE_RATE;
+	size_t plain, paused, resumed, pause_member;
+
+	NEED_PTSIM();
+	ASSERT_EQ(0, pin_to(HOME_CPU));
+	plain = trace_child(_metadata, false, 0, "inherit_pause_plain");
+	paused = trace_child(_metadata, true, 0, "inherit_pause_start_paused");
+	resumed = trace_child(_metadata, true, 2, "inherit_pause_resumed");
+	pause_member = trace_child(_metadata, false, 1, "inherit_pause_paused");
+	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
+	       plain, paused, resumed, pause_member, bound);
+	EXPECT_GT(plain, bound) TH_LOG("the control is too short to tell");
+	EXPECT_EQ(0, paused);
+	EXPECT_GT(resumed, 2 * PAUSE_RATE) TH_LOG("the child was not resumed");
+	EXPECT_LE(pause_member, bound) TH_LOG("the child was not paused");
+}
+
+/* ---- aux_output ---- */
+
+/* A child's ptsim_mark samples are written into the parent's trace. */
+TEST(aux_output_inherited)
+{
+	struct perf_event_attr attr, mark = {
+		.size = sizeof(mark),
+		.type = mark_type(),
+		.sample_period = 16,
+		.aux_output = 1,
+		.inherit = 1,
+	};
+	int anchor, fd, mfd, go, status;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+
+	NEED_PTSIM();
+	if (mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	ASSERT_EQ(0, pin_to(HOME_CPU));
+	anchor = anchor_open();
+	ASSERT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
+	ptsim_attr(&attr, 0);
+	attr.inherit = 1;
+	fd = perf_open(&attr, 0, 0, -1);
+	ASSERT_GE(fd, 0) TH_LOG("ptsim: %s", strerror(errno));
+	mfd = perf_open(&mark, 0, 0, fd);
+	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	pid = spawn_burner(200, 0, &go);
+	ASSERT_GT(pid, 0);
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "inherit_aux_output");
+	TH_LOG("bytes=%zu marks=%lu last=%u skips=%lu ovf=%lu", s.len, w.marks,
+	       w.last_mark, w.mark_skips, w.ovf);
+	EXPECT_GT(s.len, 0);
+	EXPECT_GE(w.marks, 1) TH_LOG("no mark from the child in the trace");
+	EXPECT_EQ(0, w.errors);
+	EXPECT_EQ(0, w.unexplained);
+	EXPECT_EQ(0, w.bad_ips);
+	close(mfd);
+	close(fd);
+	close(anchor);
+	sess_free(&s);
+}
+
+TEST_HARNESS_MAIN
