@@ -45,6 +45,28 @@ kernel=$BUILD/obj/$variant/arch/x86/boot/bzImage
 initrd=$BUILD/initramfs.cpio.gz
 [ -f "$kernel" ] || die "no kernel $kernel"
 [ -f "$initrd" ] || die "no initramfs $initrd"
+
+# The test modules (tests/modules/*/, each with its kbuild Makefile) must
+# match the kernel they are loaded into: built here against this variant's
+# objects, they go into a second archive appended to the initramfs (the
+# kernel unpacks both), under /tests/modules.  Only "check" loads them.
+if [ "$mode" = check ]; then
+	mods=$BUILD/modules/$variant
+	rm -rf "$mods"
+	mkdir -p "$mods/src" "$mods/root/tests/modules"
+	for d in "$TOP"/tests/modules/*/; do
+		[ -f "$d/Makefile" ] || continue
+		n=$(basename "$d")
+		cp -r "$d" "$mods/src/$n"
+		make -s -C "$BUILD/obj/$variant" M="$mods/src/$n" CC="ccache gcc" modules \
+			>"$mods/$n.log" 2>&1 || die "test module $n failed to build for $variant (log: $mods/$n.log)"
+		cp "$mods/src/$n"/*.ko "$mods/root/tests/modules/"
+	done
+	(cd "$mods/root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |
+		gzip -1 >"$mods/modules.cpio.gz"
+	cat "$initrd" "$mods/modules.cpio.gz" >"$mods/initrd.cpio.gz"
+	initrd=$mods/initrd.cpio.gz
+fi
 case $variant in debug) dflt=2400 ;; *) dflt=1200 ;; esac
 TIMEOUT=${TIMEOUT:-$dflt}
 ACCEL=${ACCEL:-auto}

@@ -54,6 +54,12 @@ mkdir -p "$BUILD/host"
 # kselftest_harness.h is not -Wextra clean; build as lib.mk does (-Wall).
 "${CC[@]}" -O2 -Wall -Werror -static -isystem "$HDR" -I "$TREE/tools/testing/selftests" \
 	-o "$G/harness/deliberate_fail" "$TOP/tests/harness/deliberate_fail.c"
+# The programs of the test modules (tests/modules; the modules themselves
+# are built per kernel by boot.sh).
+mkdir -p "$G/modules"
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/modules/aux_testmod_test" \
+	"$TOP/tests/modules/aux_testmod/aux_testmod_test.c"
+
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \
 	>"$G/harness/module.log" 2>&1 || { cat "$G/harness/module.log" >&2; die "harness module failed to build"; }

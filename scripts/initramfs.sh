@@ -22,7 +22,7 @@ mkdir -p "$R"/{bin,dev,proc,sys,tmp,tests}
 cp "$BUSYBOX" "$R/bin/busybox"
 cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
-cp -r "$G/perf_events" "$G/harness" "$R/tests/"
+cp -r "$G/perf_events" "$G/harness" "$G/modules" "$R/tests/"
 cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
@@ -45,6 +45,8 @@ timeout_of() {
 	# The benchmark's smoke run: every figure once, tiny; it passes if
 	# the benchmark works, whatever the numbers (make bench measures).
 	echo "aux-bench/smoke 300 - aux-bench --smoke"
+	# What an AUX area pins, with a PMU in a module (tests/modules).
+	echo "modules/aux_testmod 120 - ./modules/aux_testmod_test"
 } >"$R/tests/check.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An AUX area pins the module of its PMU's free_aux until it is freed.
+ *
+ * With aux_testmod.ko (an AUX PMU in a module that can hold a transaction
+ * open at will), the test maps an AUX area, opens a transaction on it,
+ * then unmaps everything and closes the event, so that the transaction
+ * holds the area's last reference, as a writer caught in the unmap window
+ * does (see kernel/events/aux.c).  The module must stay referenced
+ * (refcnt 1, unloading refused) until the transaction ends; the free
+ * then runs (from a workqueue) and calls free_aux, after which the module
+ * unloads.  Before the area held its own module reference, refcnt was 0
+ * at that point and the module could be unloaded with a free of its
+ * pages still to call into it.
+ *
+ * Ours only: 6.12's munmap() of an AUX area with a transaction still open
+ * is a WARN (perf_mmap_close() checks aux_refcount), so on a kernel
+ * without kernel/events/aux.c (no perf_aux_mmap in kallsyms) it skips.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MOD	"aux_testmod"
+#define DBG	"/sys/kernel/debug/" MOD
+#define MODDIR	"/tests/modules/"
+
+static int failures, checks;
+
+static void check(bool ok, const char *what)
+{
+	printf("%s %d - %s\n", ok ? "ok" : "not ok", ++checks, what);
+	failures += !ok;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static bool ours(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, " perf_aux_mmap\n") != NULL;
+	fclose(f);
+	return found;
+}
+
+static int counts(int *setups, int *frees)
+{
+	FILE *f = fopen(DBG "/counts", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "setup %d free %d", setups, frees);
+	fclose(f);
+	return n == 2 ? 0 : -1;
+}
+
+int main(void)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
+	long psz = sysconf(_SC_PAGESIZE), refcnt;
+	struct perf_event_mmap_page *pg;
+	int fd, mfd, setups = -1, frees = -1, tries, ret;
+	void *aux;
+
+	printf("TAP version 13\n1..7\n");
+	if (!ours()) {
+		printf("ok 1 # SKIP 6.12 WARNs on munmap() of an AUX area with a transaction open\n");
+		for (checks = 1; checks < 7; )
+			printf("ok %d # SKIP as above\n", ++checks);
+		return 0;
+	}
+	mfd = open(MODDIR MOD ".ko", O_RDONLY);
+	if (mfd < 0 || syscall(SYS_finit_module, mfd, "", 0)) {
+		printf("Bail out! cannot load " MODDIR MOD ".ko: %s\n", strerror(errno));
+		return 1;
+	}
+	close(mfd);
+	attr.type = read_long("/sys/bus/event_source/devices/" MOD "/type");
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("Bail out! perf_event_open: %s\n", strerror(errno));
+		return 1;
+	}
+	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		printf("Bail out! mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	pg->aux_offset = 2 * psz;
+	pg->aux_size = 2 * psz;
+	aux = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 2 * psz);
+	check(aux != MAP_FAILED, "AUX area mapped");
+	check(write_str(DBG "/hold", "1") == 0, "transaction begun");
+
+	/* The transaction now holds the area's last reference. */
+	munmap(aux, 2 * psz);
+	munmap(pg, 2 * psz);
+	close(fd);
+	refcnt = read_long("/sys/module/" MOD "/refcnt");
+	printf("# refcnt with the area's free pending: %ld\n", refcnt);
+	check(refcnt == 1, "the pending area holds the module");
+	errno = 0;
+	ret = syscall(SYS_delete_module, MOD, O_NONBLOCK);
+	check(ret && (errno == EWOULDBLOCK || errno == EBUSY),
+	      "unloading is refused while the area is pending");
+	if (!ret) {
+		printf("Bail out! the module is gone with a free_aux still to call\n");
+		return 1;
+	}
+
+	/* End it: the last reference goes, the free is deferred. */
+	check(write_str(DBG "/hold", "0") == 0, "transaction ended");
+	for (tries = 0; tries < 1000; tries++) {
+		if (read_long("/sys/module/" MOD "/refcnt") == 0)
+			break;
+		usleep(10 * 1000);
+	}
+	counts(&setups, &frees);
+	printf("# setup_aux %d free_aux %d, refcnt 0 after %d polls\n", setups,
+	       frees, tries);
+	check(setups == 1 && frees == 1, "free_aux called once, after the end");
+	ret = syscall(SYS_delete_module, MOD, O_NONBLOCK);
+	check(ret == 0, "the module unloads once the area is freed");
+	return failures ? 1 : 0;
+}
