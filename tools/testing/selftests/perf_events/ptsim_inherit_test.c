@@ -41,14 +41,15 @@ static int mark_type(void)
 	return type;
 }
 
-/* Skip unless ptsim exists and there is a CPU 1 to stay on. */
-#define NEED_PTSIM()							\
-	do {								\
-		if (ptsim_type() < 0)					\
-			SKIP(return, "no ptsim PMU");			\
-		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)			\
-			SKIP(return, "needs 2 CPUs");			\
-	} while (0)
+/* Why a test cannot run here: no ptsim, or no CPU 1 to stay on. */
+static const char *cannot_run(void)
+{
+	if (ptsim_type() < 0)
+		return "no ptsim PMU";
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs 2 CPUs";
+	return NULL;
+}
 
 /*
  * Keep the children on their inherited copies of the events.  When every
@@ -219,7 +220,8 @@ TEST(aux_sample_forked_child)
 	int go, status;
 	pid_t pid;
 
-	NEED_PTSIM();
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
 	group_open(_metadata, &g);
 	pid = spawn_burner(BURN_MS, 0, &go);
@@ -256,7 +258,8 @@ TEST(aux_sample_thread)
 	void *ret = (void *)1;
 	struct group g;
 
-	NEED_PTSIM();
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
 	group_open(_metadata, &g);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, burn_thread, &tid));
@@ -339,7 +342,8 @@ TEST(pause_resume_inherited)
 			     PAUSE_RATE;
 	size_t plain, paused, resumed, pause_member;
 
-	NEED_PTSIM();
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
 	plain = trace_child(_metadata, false, 0, "inherit_pause_plain");
 	paused = trace_child(_metadata, true, 0, "inherit_pause_start_paused");
@@ -370,7 +374,8 @@ TEST(aux_output_inherited)
 	struct walk w;
 	pid_t pid;
 
-	NEED_PTSIM();
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
 	if (mark_type() < 0)
 		SKIP(return, "no ptsim_mark PMU");
 	ASSERT_EQ(0, pin_to(HOME_CPU));
