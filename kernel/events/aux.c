@@ -160,11 +160,14 @@ static struct page *aux_alloc_chunk(int node, unsigned int *order)
 }
 
 /*
- * Fill aux->pages with chunks of at most @max_order (see above).  A chunk
- * of order > 0 is split into independent pages, and its first page
- * carries the order in page_private (with PG_private set): that is how a
- * driver learns that a run of pages is physically contiguous.
+ * Fill aux->pages with chunks of at most @max_order (see above); on
+ * failure free what it got, and the array, and set aux->pages to NULL.
+ * A chunk of order > 0 is split into independent pages, and its first
+ * page carries the order in page_private (with PG_private set): that is
+ * how a driver learns that a run of pages is physically contiguous.
  */
+static void aux_free_pages(void **pages, int nr_pages);
+
 static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_order)
 {
 	int n = 0, i;
@@ -174,8 +177,11 @@ static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_orde
 					   ilog2(aux->nr_pages - n));
 		struct page *page = aux_alloc_chunk(node, &order);
 
-		if (!page)
+		if (!page) {
+			aux_free_pages(aux->pages, n);
+			aux->pages = NULL;
 			return -ENOMEM;
+		}
 		if (order) {
 			split_page(page, order);
 			SetPagePrivate(page);
@@ -187,20 +193,24 @@ static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_orde
 	return 0;
 }
 
-static void aux_free_pages(struct perf_aux *aux)
+/*
+ * Free the first @nr_pages pages of @pages, and the array.  page_private
+ * needs no reset: the page allocator clears it when it hands the page out
+ * again.
+ */
+static void aux_free_pages(void **pages, int nr_pages)
 {
 	int i;
 
-	for (i = 0; i < aux->nr_pages && aux->pages[i]; i++) {
-		struct page *page = virt_to_page(aux->pages[i]);
+	for (i = 0; i < nr_pages; i++) {
+		struct page *page = virt_to_page(pages[i]);
 
 		ClearPagePrivate(page);
-		set_page_private(page, 0);
 		/* Set by the fault path; a freed page must not keep it. */
 		page->mapping = NULL;
 		__free_page(page);
 	}
-	kfree(aux->pages);
+	kfree(pages);
 }
 
 /* Lifetime ------------------------------------------------------------------ */
@@ -213,7 +223,7 @@ static void aux_free(struct perf_aux *aux)
 		module_put(aux->module);
 	}
 	if (aux->pages)
-		aux_free_pages(aux);
+		aux_free_pages(aux->pages, aux->nr_pages);
 	if (aux->rb)
 		ring_buffer_put(aux->rb);
 	kfree_rcu_mightsleep(aux);
@@ -324,7 +334,7 @@ static struct perf_aux *aux_create(struct perf_event *event,
 	aux->nr_pages = nr_pages;
 	aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
 	aux->pgoff = vma->vm_pgoff;
-	aux->overwrite = overwrite;
+	aux->mode = overwrite ? PERF_AUX_OVERWRITE : 0;
 
 	ret = aux_charge(aux, vma);
 	if (ret)
@@ -401,7 +411,7 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 	 * that began in the window before the unpublish and is still open
 	 * ends later: from now on it is stale (aux_stale()).
 	 */
-	WRITE_ONCE(aux->unmapped, true);
+	WRITE_ONCE(aux->mode, aux->mode | PERF_AUX_UNMAPPED);
 	aux_uncharge(aux);
 }
 
@@ -603,11 +613,11 @@ static struct perf_aux *txn_aux(struct perf_output_handle *handle)
  * calling perf_get_aux() in between sees no transaction rather than a
  * cleared rb->aux.txn.
  */
-static void txn_close(struct perf_output_handle *handle)
+static void txn_close(struct perf_output_handle *handle, struct perf_buffer *rb)
 {
 	WRITE_ONCE(handle->event, NULL);
 	barrier();
-	WRITE_ONCE(handle->rb->aux.txn, NULL);
+	WRITE_ONCE(rb->aux.txn, NULL);
 }
 
 /*
@@ -618,11 +628,12 @@ static void txn_close(struct perf_output_handle *handle)
  */
 static bool aux_stale(struct perf_aux *aux)
 {
-	return READ_ONCE(aux->unmapped);
+	return READ_ONCE(aux->mode) & PERF_AUX_UNMAPPED;
 }
 
 /*
- * Move the producer to @head and publish it; return whether a watermark
+ * Move the producer to @head and publish it (not for a stale area: the
+ * callers check); return whether a watermark
  * boundary was crossed (never in overwrite mode, which has no watermark).
  */
 static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
@@ -630,11 +641,9 @@ static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
 {
 	unsigned long crossed;
 
-	if (aux_stale(aux))
-		return false;
 	rb->aux.head = head;
 	smp_store_release(&rb->user_page->aux_head, head);	/* [C] */
-	if (aux->overwrite)
+	if (aux->mode & PERF_AUX_OVERWRITE)
 		return false;
 	crossed = perf_aux_crossed(head, rb->aux.wakeup, aux->watermark);
 	if (crossed == rb->aux.wakeup)
@@ -687,7 +696,7 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 	handle->head = rb->aux.head;
 	handle->size = 0;
 	handle->aux_flags = 0;
-	if (!aux->overwrite) {
+	if (!(aux->mode & PERF_AUX_OVERWRITE)) {
 		handle->wakeup = rb->aux.wakeup + aux->watermark;
 		handle->size = perf_aux_space(rb->aux.head,
 					      READ_ONCE(rb->user_page->aux_tail),
@@ -696,7 +705,7 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 			handle->event = event;	/* for the wakeup */
 			perf_event_disable_inatomic(event);
 			perf_output_wakeup(handle);
-			txn_close(handle);
+			txn_close(handle, rb);
 			goto put;
 		}
 	}
@@ -733,29 +742,36 @@ EXPORT_SYMBOL_GPL(perf_aux_output_begin);
  */
 void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 {
-	struct perf_aux *aux = txn_aux(handle);
+	struct perf_buffer *rb = handle->rb;
+	struct perf_aux *aux = rb->aux.txn;
 	unsigned long start, head;
 	bool wakeup;
 
 	/*
-	 * Its area was unmapped while it was open: the data is lost with
-	 * the area, and no record, head, wakeup or disable may reach the
-	 * buffer, whose next area (if any) starts from where the last
-	 * published head was.  A record would name offsets of an area
-	 * the consumer no longer has, so none is written, not even one
-	 * flagged as lost.
+	 * The common case, a live area in normal mode, costs one test.
+	 * A plain read picks the path (aux_unmap() may set UNMAPPED at any
+	 * time; a byte cannot tear), aux_stale() decides.  handle->aux_flags
+	 * has no OVERWRITE here: begin clears it and perf_aux_output_flag()
+	 * refuses it.
 	 */
-	if (aux_stale(aux))
+	if (likely(!data_race(aux->mode))) {
+		start = rb->aux.head;
+		head = start + size;
+	} else if (aux_stale(aux)) {
+		/*
+		 * Its area was unmapped while it was open (aux_stale()):
+		 * the data is lost with the area, and no record, head,
+		 * wakeup or disable may reach the buffer, whose next area
+		 * (if any) starts from where the last published head was.
+		 * A record would name offsets of an area the consumer no
+		 * longer has, so none is written, not even one flagged as
+		 * lost.
+		 */
 		goto out;
-
-	if (aux->overwrite) {
+	} else {
 		handle->aux_flags |= PERF_AUX_FLAG_OVERWRITE;
 		start = handle->head;
 		head = handle->head;
-	} else {
-		handle->aux_flags &= ~PERF_AUX_FLAG_OVERWRITE;
-		start = handle->rb->aux.head;
-		head = start + size;
 	}
 
 	/*
@@ -765,11 +781,11 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	 * the position from aux_head).  Tools see no empty records for
 	 * either, as they never have.
 	 */
-	if (size || (handle->aux_flags & ~(u64)(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK |
-						PERF_AUX_FLAG_OVERWRITE)))
+	if (likely(size || (handle->aux_flags & ~(u64)(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK |
+						       PERF_AUX_FLAG_OVERWRITE))))
 		perf_event_aux_event(handle->event, start, size, handle->aux_flags);
 
-	wakeup = aux_advance(handle->rb, aux, head);
+	wakeup = aux_advance(rb, aux, head);
 	if (handle->aux_flags & PERF_AUX_FLAG_TRUNCATED) {
 		perf_event_disable_inatomic(handle->event);
 		wakeup = true;
@@ -777,7 +793,7 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	if (wakeup)
 		perf_output_wakeup(handle);
 out:
-	txn_close(handle);
+	txn_close(handle, rb);
 	aux_put_atomic(aux);
 }
 EXPORT_SYMBOL_GPL(perf_aux_output_end);
@@ -803,11 +819,16 @@ int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
 	if (size > handle->size)
 		return -ENOSPC;
 
-	if (aux_advance(rb, aux, rb->aux.head + size)) {
-		perf_output_wakeup(handle);
-		handle->wakeup = rb->aux.wakeup + aux->watermark;
+	/* A stale transaction moves nothing of the buffer (aux_stale()). */
+	if (aux_stale(aux)) {
+		handle->head += size;
+	} else {
+		if (aux_advance(rb, aux, rb->aux.head + size)) {
+			perf_output_wakeup(handle);
+			handle->wakeup = rb->aux.wakeup + aux->watermark;
+		}
+		handle->head = rb->aux.head;
 	}
-	handle->head = rb->aux.head;
 	handle->size -= size;
 	return 0;
 }

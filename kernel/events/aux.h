@@ -33,7 +33,11 @@ struct vm_area_struct;
  *	AUX sample; whoever drops the last one frees everything below
  * @size: size of the area in bytes, a power of two
  * @watermark: wake the consumer every @watermark bytes (0 in overwrite mode)
- * @overwrite: the area was mapped read-only: snapshot mode
+ * @mode: PERF_AUX_OVERWRITE if the area was mapped read-only (snapshot
+ *	mode), set at creation; PERF_AUX_UNMAPPED once the last mapping is
+ *	gone and the stop that ends the transactions has gone round: a
+ *	transaction still open on the area is stale and must leave the
+ *	buffer alone.  One byte, so that the output path tests both at once.
  * @nr_pages: number of pages in @pages
  * @pgoff: offset of the area in the perf file, in pages
  * @pages: kernel addresses of the @nr_pages pages, as given to setup_aux
@@ -42,9 +46,6 @@ struct vm_area_struct;
  * @module: the module @free_aux is in, referenced while @priv exists: the
  *	area can outlive its event, whose reference on the module is the
  *	one the perf core takes
- * @unmapped: the last mapping is gone and the stop that ends the
- *	transactions has gone round; a transaction still open on the area
- *	is stale and must leave the buffer alone
  * @rb: the perf buffer whose user page describes this area (referenced)
  * @mmap_count: number of VMAs mapping the area
  * @user: the user charged for the area (referenced)
@@ -54,19 +55,21 @@ struct vm_area_struct;
  * @free_irq_work: defers a free from NMI/IRQ context ...
  * @free_work: ... to process context
  */
+#define PERF_AUX_OVERWRITE	0x01
+#define PERF_AUX_UNMAPPED	0x02
+
 struct perf_aux {
 	refcount_t		refcount;
 
 	unsigned long		size;
 	unsigned long		watermark;
-	bool			overwrite;
+	u8			mode;
 	int			nr_pages;
 	unsigned long		pgoff;
 	void			**pages;
 	void			*priv;
 	void			(*free_aux)(void *priv);
 	struct module		*module;
-	bool			unmapped;
 	struct perf_buffer	*rb;
 
 	atomic_t		mmap_count;

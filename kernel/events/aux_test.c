@@ -172,7 +172,7 @@ static void aux_test_alloc_contiguous(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, max, orders[i]);
 		KUNIT_EXPECT_EQ(test, min, orders[i]);
 		KUNIT_EXPECT_EQ(test, chunks, 32 >> orders[i]);
-		aux_free_pages(&aux);
+		aux_free_pages(aux.pages, aux.nr_pages);
 	}
 }
 
@@ -193,7 +193,7 @@ static void aux_test_alloc_sg(struct kunit *test)
 								 false, false)), 0);
 	KUNIT_EXPECT_EQ(test, aux_test_chunks(test, &aux, &max, &min), 512);
 	KUNIT_EXPECT_EQ(test, max, 0U);
-	aux_free_pages(&aux);
+	aux_free_pages(aux.pages, aux.nr_pages);
 }
 
 /* The output API on a hand-built buffer ----------------------------------- */
@@ -260,7 +260,7 @@ static void aux_fixture_init(struct kunit *test, struct aux_fixture *f,
 	f->aux->nr_pages = nr_pages;
 	f->aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
 	f->aux->watermark = overwrite ? 0 : watermark;
-	f->aux->overwrite = overwrite;
+	f->aux->mode = overwrite ? PERF_AUX_OVERWRITE : 0;
 	f->aux->priv = f->aux;	/* any non-NULL cookie */
 	f->aux->rb = f->rb;
 	rcu_assign_pointer(f->rb->aux.area, f->aux);
@@ -469,7 +469,7 @@ static void aux_test_stale_end(struct kunit *test)
 
 		/* munmap(): unpublished, stopped (this one was missed). */
 		RCU_INIT_POINTER(f.rb->aux.area, NULL);
-		WRITE_ONCE(f.aux->unmapped, true);
+		WRITE_ONCE(f.aux->mode, f.aux->mode | PERF_AUX_UNMAPPED);
 
 		/* mmap() of a new, normal area on the same buffer. */
 		new = kunit_kzalloc(test, sizeof(*new), GFP_KERNEL);
