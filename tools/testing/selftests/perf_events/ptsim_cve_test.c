@@ -51,6 +51,8 @@ FIXTURE_SETUP(cve)
 	ASSERT_LE(0, self->mlock_kb);
 	acct_take(&self->base, true);
 	ASSERT_LE(0, self->base.perf_mlock) TH_LOG("cannot measure perf_mlock");
+	ASSERT_LE(0, self->base.aux_bufs)
+		TH_LOG("cannot read %s/{setup,free}_aux_calls", PTSIM_DEBUGFS);
 	/* glibc keeps the stacks of joined threads: count perf mappings only. */
 	self->base.maps = -1;
 	ASSERT_EQ(0, self->base.vm_pin);
