@@ -549,15 +549,131 @@ TEST(per_cpu)
 #define MEMBER_PERIOD_MS 10
 
 /*
+ * The child of the "resumed" run spins here first, until its CPU time
+ * (which is at least its task-clock: the member's clock only runs once
+ * the child does) reaches RESUME_BEFORE_MS, below the member's period, so
+ * the resume has not happened yet.  Trace packets that carry an IP in
+ * this section (PSB+ FUPs, TIP.PGE) can only have been written before
+ * the resume.
+ */
+#define RESUME_BEFORE_MS	(MEMBER_PERIOD_MS * 8 / 10)
+
+extern const char __start_ptsim_before_resume[], __stop_ptsim_before_resume[];
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static __attribute__((noinline, section("ptsim_before_resume")))
+void spin_before_resume(void)
+{
+	volatile unsigned long i;
+
+	do {
+		for (i = 0; i < 100000; i++)
+			;
+	} while (cpu_ms() < RESUME_BEFORE_MS);
+}
+
+/* Like spawn_burner(-1, ...), the child first spinning in the section. */
+static pid_t spawn_resume_child(int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(3);
+		spin_before_resume();
+		burn(-1);
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/* IPs (FUP, TIP.PGE, TIP.PGD) of the trace in [lo, hi). */
+static unsigned long ips_in(struct sess *s, const void *lo, const void *hi)
+{
+	unsigned long n = 0;
+	bool synced = false;
+	size_t i = 0, len;
+
+	while (i < s->len) {
+		len = pt_len(s->trace + i, s->len - i);
+		if (!synced && len != 16) {
+			i++;
+			continue;
+		}
+		synced = true;
+		if (!len) {
+			synced = false;
+			i++;
+			continue;
+		}
+		if (len == 9 && ((s->trace[i] & 0x1f) == 0x11 ||
+				 (s->trace[i] & 0x1f) == 0x01 ||
+				 (s->trace[i] & 0x1f) == 0x1d)) {
+			__u64 ip = get_le(s->trace + i + 1, 8);
+
+			if (ip >= (unsigned long)lo && ip < (unsigned long)hi)
+				n++;
+		}
+		i += len;
+	}
+	return n;
+}
+
+static __u64 read_count(int fd)
+{
+	__u64 v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED };
+
+struct pause_result {
+	size_t records;		/* data records (PTW) in the trace */
+	__u64 task_ns;		/* the child's task-clock when it was stopped */
+	unsigned long ips_before_resume;
+	bool reached;		/* what the run waited for came */
+};
+
+/*
  * Pause and resume (aux_action): a ptsim leader opened with
  * aux_start_paused produces nothing until a group member whose overflow
  * has aux_resume set fires; one with aux_pause stops it again.
+ *
+ * The child burns until it is killed.  The run stops it once it has seen
+ * what it waits for, never after a fixed time: the plain run once the
+ * trace holds @want records, the others once the child's task-clock (a
+ * counting event of its own, outside the group) reaches @want_ns.
  */
-static size_t trace_paused(struct __test_metadata *_metadata,
-			   bool start_paused, int member_action,
-			   const char *name)
+static struct pause_result trace_paused(struct __test_metadata *_metadata,
+					enum pause_run run, size_t want,
+					__u64 want_ns, const char *name)
 {
-	struct perf_event_attr attr, sw = {
+	struct perf_event_attr attr, clk = {
+		.size = sizeof(clk),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.disabled = 1,
+	}, sw = {
 		.size = sizeof(sw),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_TASK_CLOCK,
@@ -570,39 +686,58 @@ static size_t trace_paused(struct __test_metadata *_metadata,
 		 */
 		.exclude_kernel = 0,
 	};
+	struct pause_result r = { 0 };
 	struct sess s;
 	struct walk w;
-	int fd, mfd = -1, go, status;
+	int fd, mfd = -1, cfd, go;
+	double end;
 	pid_t pid;
 
 	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
-	attr.aux_start_paused = start_paused;
-	pid = spawn_burner(200, -1, &go);
+	attr.aux_start_paused = run == START_PAUSED || run == RESUMED;
+	pid = run == RESUMED ? spawn_resume_child(&go) : spawn_burner(-1, -1, &go);
 	if (pid <= 0)
-		return 0;
+		return r;
 	fd = perf_open(&attr, pid, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	if (member_action) {
-		sw.aux_pause = member_action == 1;
-		sw.aux_resume = member_action == 2;
+	if (run == RESUMED || run == PAUSED) {
+		sw.aux_pause = run == PAUSED;
+		sw.aux_resume = run == RESUMED;
 		mfd = perf_open(&sw, pid, -1, fd);
 		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
 	}
+	cfd = perf_open(&clk, pid, -1, -1);
+	EXPECT_GE(cfd, 0) TH_LOG("task-clock: %s", strerror(errno));
 	EXPECT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	EXPECT_EQ(0, ioctl(cfd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = consume_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	for (end = now_ms() + 20000; now_ms() < end && !r.reached;) {
+		sess_poll(&s, 10);
+		if (want)
+			r.reached = s.len >= want * PTSIM_REC;
+		else
+			r.reached = read_count(cfd) >= want_ns;
+	}
+	r.task_ns = read_count(cfd);
+	EXPECT_TRUE(stop_burner(pid));
+	sess_poll(&s, 0);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, name);
-	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu", name, s.len, w.ptw64,
-	       w.pge, w.pgd);
+	r.records = w.ptw64;
+	r.ips_before_resume = ips_in(&s, __start_ptsim_before_resume,
+				     __stop_ptsim_before_resume);
+	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu task-clock=%llu us%s",
+	       name, s.len, w.ptw64, w.pge, w.pgd,
+	       (unsigned long long)r.task_ns / 1000,
+	       r.reached ? "" : " (never reached what it waited for)");
 	expect_clean(_metadata, &s, &w);
 	if (mfd >= 0)
 		close(mfd);
+	close(cfd);
 	close(fd);
 	sess_free(&s);
-	return w.ptw64;
+	return r;
 }
 
 /*
@@ -613,30 +748,45 @@ static size_t trace_paused(struct __test_metadata *_metadata,
  * produce, PAUSE_RATE records each; the tick after the pause still
  * may (tracing stops "within one tick", see ptsim.c), and one more for
  * the timer that is restarted at each sched-in rounds the bound up.
+ *
+ * The unpaused control runs until it has produced four times the bound,
+ * so the bound means something however slow the guest; the paused runs
+ * go on for the member's period plus twice the control's task-clock, in
+ * which an engine that ignored the pause would produce about eight
+ * times the bound.  The resumed run must have nothing from before the
+ * resume: no packet with an IP where the child ran before it (see
+ * spin_before_resume()).
  */
 TEST(pause_resume)
 {
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
-	size_t plain, paused, resumed, pause_member;
+	struct pause_result plain, paused, resumed, pause_member;
+	__u64 long_ns;
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	plain = trace_paused(_metadata, false, 0, "pause_plain");
-	paused = trace_paused(_metadata, true, 0, "pause_start_paused");
-	resumed = trace_paused(_metadata, true, 2, "pause_resumed");
-	pause_member = trace_paused(_metadata, false, 1, "pause_paused");
+	plain = trace_paused(_metadata, PLAIN, 4 * bound, 0, "pause_plain");
+	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
+					  4 * bound);
+	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
+	paused = trace_paused(_metadata, START_PAUSED, 0, long_ns,
+			      "pause_start_paused");
+	resumed = trace_paused(_metadata, RESUMED, 4 * PAUSE_RATE, 0,
+			       "pause_resumed");
+	pause_member = trace_paused(_metadata, PAUSED, 0, long_ns, "pause_paused");
 	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain, paused, resumed, pause_member, bound);
-	/*
-	 * At least a few ticks' worth: the child burned 200 ms.  (Unloaded,
-	 * plain is ~50000 records, far above the bound, so a pause that
-	 * does not stop the engine fails the last check.)
-	 */
-	EXPECT_GT(plain, 2 * PAUSE_RATE);
-	EXPECT_GT(resumed, 2 * PAUSE_RATE);
-	EXPECT_EQ(0, paused);
-	EXPECT_LE(pause_member, bound);
+	       plain.records, paused.records, resumed.records,
+	       pause_member.records, bound);
+	EXPECT_GT(plain.records, bound);
+	EXPECT_TRUE(paused.reached);
+	EXPECT_EQ(0, paused.records);
+	EXPECT_TRUE(resumed.reached);
+	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
+	EXPECT_EQ(0, resumed.ips_before_resume)
+		TH_LOG("trace written before the resume");
+	EXPECT_TRUE(pause_member.reached);
+	EXPECT_LE(pause_member.records, bound);
 }
 
 TEST_HARNESS_MAIN
