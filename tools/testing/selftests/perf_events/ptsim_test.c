@@ -261,6 +261,174 @@ TEST(stalled_consumer)
 }
 
 /*
+ * A full buffer turns the event off: the one deliberate difference
+ * between ours and 6.12 (README, "The AUX area"), asserted here for each
+ * kernel, so that a change in either shows.
+ *
+ *  - ours disables the event at once (perf_event_disable_inatomic(), the
+ *    behaviour of mainline commit 1476b218327b) on every CPU: the event's
+ *    enabled time stops while its task still runs, and once the consumer
+ *    has made room nothing more is written, however often the task is
+ *    scheduled in, until the tool enables the event again;
+ *  - 6.12 only sets pending_disable to the CPU number, acted on at the
+ *    next sched-out, so on CPU 0 (pending_disable == 0) never: there,
+ *    once the consumer has made room, the next sched-in simply starts
+ *    tracing again; on another CPU the sched-out turns the event off.
+ *
+ * Which kernel this is: ours has the rewrite's KUnit suite, perf_aux,
+ * whose debugfs directory tests/manifest requires on ours only.  The
+ * child is pinned to the CPU under test and the consumer to another; the
+ * waits are for states (TRUNCATED, the enabled time standing still, a
+ * number of the child's context switches), never for a time.
+ */
+static volatile sig_atomic_t napping;
+
+static void start_napping(int sig)
+{
+	napping = 1;
+}
+
+/* Burn on @cpu; after SIGUSR1, sleep a little between bursts. */
+static pid_t spawn_napper(int cpu, int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[1]);
+		signal(SIGUSR1, start_napping);
+		if (pin_to(cpu) || read(p[0], &c, 1) != 1)
+			_exit(3);
+		for (;;) {
+			burn(1);
+			if (napping)
+				usleep(1000);
+		}
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+struct times {
+	__u64 count, enabled, running;
+};
+
+static __u64 time_enabled(int fd)
+{
+	struct times t = { 0 };
+
+	if (read(fd, &t, sizeof(t)) != sizeof(t))
+		return 0;
+	return t.enabled;
+}
+
+static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
+			   bool ours)
+{
+	struct perf_event_attr attr, cs = {
+		.size = sizeof(cs),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+	};
+	__u64 te, head, cs0 = 0, n = 0;
+	bool frozen = false, resumed;
+	int fd, csfd, go;
+	struct sess s;
+	double end;
+	pid_t pid;
+
+	ASSERT_EQ(0, pin_to(cpu ? 0 : 1));
+	ptsim_attr(&attr, 0);
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	napping = 0;
+	pid = spawn_napper(cpu, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	csfd = perf_open(&cs, pid, -1, -1);
+	ASSERT_GE(csfd, 0) TH_LOG("context switches: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 4, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+
+	/* Read the records, never aux_tail: the 16 KiB fill up. */
+	for (end = now_ms() + 20000; !s.truncated && now_ms() < end;) {
+		usleep(1000);
+		sess_read_records(&s);
+	}
+	ASSERT_GE(s.truncated, 1) TH_LOG("CPU %d: the buffer never filled", cpu);
+
+	/* Ours: the enabled time stops while the child still burns. */
+	if (ours) {
+		for (end = now_ms() + 20000; !frozen && now_ms() < end;) {
+			te = time_enabled(fd);
+			usleep(2000);
+			frozen = te && te == time_enabled(fd);
+		}
+		EXPECT_TRUE(frozen) TH_LOG("CPU %d: still enabled after TRUNCATED", cpu);
+	}
+
+	/* Make room, have the child scheduled out and in many times. */
+	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&s.pg->aux_tail, head, __ATOMIC_RELEASE);
+	if (read(csfd, &cs0, sizeof(cs0)) != sizeof(cs0))
+		cs0 = 0;
+	kill(pid, SIGUSR1);
+	for (end = now_ms() + 20000; now_ms() < end;) {
+		if (__atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE) != head ||
+		    read(csfd, &n, sizeof(n)) != sizeof(n) || n >= cs0 + 50)
+			break;
+		usleep(1000);
+	}
+	resumed = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE) != head;
+	TH_LOG("CPU %d (%s): truncated=%lu context switches %llu -> %llu, tracing %s without ENABLE",
+	       cpu, ours ? "ours" : "6.12", s.truncated,
+	       (unsigned long long)cs0, (unsigned long long)n,
+	       resumed ? "resumed" : "stayed off");
+	EXPECT_TRUE(resumed || n >= cs0 + 50) TH_LOG("the child was not scheduled");
+	if (ours || cpu) {
+		EXPECT_FALSE(resumed) TH_LOG("CPU %d: a full buffer did not disable", cpu);
+	} else {
+		EXPECT_TRUE(resumed) TH_LOG("6.12's CPU 0 case changed");
+	}
+
+	/* ENABLE, as a tool does after TRUNCATED: tracing goes on. */
+	sess_read_records(&s);
+	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&s.pg->aux_tail, head, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	for (end = now_ms() + 20000; now_ms() < end &&
+	     __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE) == head;)
+		usleep(1000);
+	EXPECT_NE(head, __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE))
+		TH_LOG("CPU %d: no trace after ENABLE", cpu);
+	EXPECT_TRUE(stop_burner(pid));
+	close(csfd);
+	close(fd);
+	sess_free(&s);
+}
+
+TEST(full_buffer_disables)
+{
+	bool ours = !access("/sys/kernel/debug/kunit/perf_aux", F_OK);
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	full_buffer_on(_metadata, 0, ours);
+	full_buffer_on(_metadata, 1, ours);
+}
+
+/*
  * Snapshot (overwrite) mode: the AUX area is mapped read-only and ptsim
  * wraps freely; stopping the event publishes the absolute head, and the
  * newest aux_size bytes below it are a valid, gap-free trace.  A second
