@@ -20,7 +20,12 @@
 # rewrite's own KUnit suites ("results" in patches/rewrite) are left out.
 #
 # Gates: the arm64 cross-build of the AUX users there (build-arm64.sh),
-# style, the series and checkpatch, the docs, the decoder's self-test.
+# style, the series and checkpatch, the docs, the decoder's self-test;
+# each through run-gate.sh (its TAP deleted first, "not ok" if it dies).
+#
+# tests/manifest names the suites each kernel must run, with their least
+# result counts, and tests/expected-skips the only skips allowed: a
+# missing, short, stale or unlisted suite and any other skip fail.
 #
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
