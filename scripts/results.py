@@ -78,8 +78,11 @@ class Tally:
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
 
     def add(self, suite, outcome, what=None, why=''):
+        # A skip without a name (a whole suite, ksft_test_result_skip())
+        # is matched by its reason.
         if outcome == 'skip' and self.skips is not None and not any(
-                fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(what or '-', r)
+                fnmatch.fnmatchcase(suite, s) and
+                fnmatch.fnmatchcase(what or (why or '').strip(), r)
                 for s, r in self.skips):
             outcome = 'fail'
             why = (why or '').strip()
