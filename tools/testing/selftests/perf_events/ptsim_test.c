@@ -260,6 +260,15 @@ TEST(stalled_consumer)
 	sess_free(&s);
 }
 
+static __u64 read_count(int fd)
+{
+	__u64 v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
 /*
  * A full buffer turns the event off: the one deliberate difference
  * between ours and 6.12 (README, "The AUX area"), asserted here for each
@@ -336,10 +345,14 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 		.size = sizeof(cs),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+	}, clk = {
+		.size = sizeof(clk),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
 	};
-	__u64 te, head, cs0 = 0, n = 0;
+	__u64 te, tc, head, cs0 = 0, n = 0;
 	bool frozen = false, resumed;
-	int fd, csfd, go;
+	int fd, csfd, clkfd, go;
 	struct sess s;
 	double end;
 	pid_t pid;
@@ -355,6 +368,8 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	csfd = perf_open(&cs, pid, -1, -1);
 	ASSERT_GE(csfd, 0) TH_LOG("context switches: %s", strerror(errno));
+	clkfd = perf_open(&clk, pid, -1, -1);
+	ASSERT_GE(clkfd, 0) TH_LOG("task-clock: %s", strerror(errno));
 	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 4, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
@@ -366,11 +381,16 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 	}
 	ASSERT_GE(s.truncated, 1) TH_LOG("CPU %d: the buffer never filled", cpu);
 
-	/* Ours: the enabled time stops while the child still burns. */
+	/*
+	 * Ours: the enabled time stops while the child still burns, i.e.
+	 * it stands still over 2 ms of the child's task-clock.
+	 */
 	if (ours) {
 		for (end = now_ms() + 20000; !frozen && now_ms() < end;) {
 			te = time_enabled(fd);
-			usleep(2000);
+			tc = read_count(clkfd);
+			while (read_count(clkfd) < tc + 2000000 && now_ms() < end)
+				usleep(500);
 			frozen = te && te == time_enabled(fd);
 		}
 		EXPECT_TRUE(frozen) TH_LOG("CPU %d: still enabled after TRUNCATED", cpu);
@@ -411,6 +431,7 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 	EXPECT_NE(head, __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE))
 		TH_LOG("CPU %d: no trace after ENABLE", cpu);
 	EXPECT_TRUE(stop_burner(pid));
+	close(clkfd);
 	close(csfd);
 	close(fd);
 	sess_free(&s);
@@ -802,15 +823,6 @@ static unsigned long ips_in(struct sess *s, const void *lo, const void *hi)
 		i += len;
 	}
 	return n;
-}
-
-static __u64 read_count(int fd)
-{
-	__u64 v = 0;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
 }
 
 enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED };
