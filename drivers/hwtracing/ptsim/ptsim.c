@@ -1214,6 +1214,14 @@ static void ptsim_note_pages(void **pages, int nr_pages)
 	mutex_unlock(&ptsim_setup_lock);
 }
 
+/*
+ * Calls of pmu::setup_aux that built a buffer, and of pmu::free_aux: the
+ * tests' leak check (debugfs ptsim/setup_aux_calls, free_aux_calls)
+ * requires them to balance once every AUX area is unmapped, so that a
+ * reference leak that keeps a buffer alive shows however few its pages.
+ */
+static atomic_t ptsim_setup_aux_calls, ptsim_free_aux_calls;
+
 /**
  * ptsim_setup_aux() - pmu::setup_aux: describe a new AUX buffer to the engine
  * @event: the event whose AUX area is being mapped
@@ -1232,14 +1240,6 @@ static void ptsim_note_pages(void **pages, int nr_pages)
  * every transaction on this buffer, or NULL, which fails the mmap() with
  * -ENOMEM.
  */
-/*
- * Calls of pmu::setup_aux that built a buffer, and of pmu::free_aux: the
- * tests' leak check (debugfs ptsim/setup_aux_calls, free_aux_calls)
- * requires them to balance once every AUX area is unmapped, so that a
- * reference leak that keeps a buffer alive shows however few its pages.
- */
-static atomic_t ptsim_setup_aux_calls, ptsim_free_aux_calls;
-
 static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 			     int nr_pages, bool overwrite)
 {
