@@ -736,119 +736,11 @@ TEST(per_cpu)
 /* The member's task-clock period: its first overflow pauses (or resumes). */
 #define MEMBER_PERIOD_MS 10
 
-/*
- * The child of the "resumed" run spins first in code of a page of its
- * own, until its CPU time (which is at least its task-clock: the
- * member's clock only runs once the child does) reaches
- * RESUME_BEFORE_MS, below the member's period, so the resume has not
- * happened yet.  Trace packets that carry an IP in that page (PSB+ FUPs,
- * TIP.PGE) can only have been written before the resume.  The code is
- * x86-64's, as ptsim's trace is: a 20000-round loop, then return; no
- * PAUSE, which QEMU's TCG makes a slow exit to its main loop, so that a
- * call is short (well under a millisecond) against the margin of half
- * the member's period that the last one may run into.
- */
-#define RESUME_BEFORE_MS	(MEMBER_PERIOD_MS / 2)
-
-static const unsigned char spin_code[] = {
-	0xb9, 0x20, 0x4e, 0x00, 0x00,	/* mov $20000, %ecx */
-	0xff, 0xc9,			/* 1: dec %ecx */
-	0x75, 0xfc,			/* jnz 1b */
-	0xc3,				/* ret */
-};
-
-/* The page with spin_code, or NULL. */
-static void *spin_page(void)
-{
-	long psz = sysconf(_SC_PAGESIZE);
-	void *p = mmap(NULL, psz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memcpy(p, spin_code, sizeof(spin_code));
-	if (mprotect(p, psz, PROT_READ | PROT_EXEC)) {
-		munmap(p, psz);
-		return NULL;
-	}
-	return p;
-}
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Like spawn_burner(-1, ...), the child first spinning in @page. */
-static pid_t spawn_resume_child(void *page, int *go)
-{
-	void (*spin)(void) = (void (*)(void))page;
-
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(3);
-		do
-			spin();
-		while (cpu_ms() < RESUME_BEFORE_MS);
-		burn(-1);
-		_exit(0);
-	}
-	close(p[0]);
-	*go = p[1];
-	return pid;
-}
-
-/* IPs (FUP, TIP.PGE, TIP.PGD) of the trace in [lo, hi). */
-static unsigned long ips_in(struct sess *s, const void *lo, const void *hi)
-{
-	unsigned long n = 0;
-	bool synced = false;
-	size_t i = 0, len;
-
-	while (i < s->len) {
-		len = pt_len(s->trace + i, s->len - i);
-		if (!synced && len != 16) {
-			i++;
-			continue;
-		}
-		synced = true;
-		if (!len) {
-			synced = false;
-			i++;
-			continue;
-		}
-		if (len == 9 && ((s->trace[i] & 0x1f) == 0x11 ||
-				 (s->trace[i] & 0x1f) == 0x01 ||
-				 (s->trace[i] & 0x1f) == 0x1d)) {
-			__u64 ip = get_le(s->trace + i + 1, 8);
-
-			if (ip >= (unsigned long)lo && ip < (unsigned long)hi)
-				n++;
-		}
-		i += len;
-	}
-	return n;
-}
-
 enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED };
 
 struct pause_result {
 	size_t records;		/* data records (PTW) in the trace */
 	__u64 task_ns;		/* the child's task-clock when it was stopped */
-	unsigned long ips_before_resume;
 	bool reached;		/* what the run waited for came */
 };
 
@@ -884,9 +776,7 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 		 */
 		.exclude_kernel = 0,
 	};
-	long psz = sysconf(_SC_PAGESIZE);
 	struct pause_result r = { 0 };
-	char *page = NULL;
 	struct sess s;
 	struct walk w;
 	int fd, mfd = -1, cfd, go;
@@ -895,13 +785,7 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 
 	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
 	attr.aux_start_paused = run == START_PAUSED || run == RESUMED;
-	if (run == RESUMED) {
-		page = spin_page();
-		EXPECT_NE(NULL, page) TH_LOG("no executable page: %s", strerror(errno));
-		if (!page)
-			return r;
-	}
-	pid = page ? spawn_resume_child(page, &go) : spawn_burner(-1, -1, &go);
+	pid = spawn_burner(-1, -1, &go);
 	if (pid <= 0)
 		return r;
 	fd = perf_open(&attr, pid, -1, -1);
@@ -931,10 +815,6 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	walk_trace(&s, &w, 0);
 	sess_save(&s, name);
 	r.records = w.ptw64;
-	if (page) {
-		r.ips_before_resume = ips_in(&s, page, page + psz);
-		munmap(page, psz);
-	}
 	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu task-clock=%llu us%s",
 	       name, s.len, w.ptw64, w.pge, w.pgd,
 	       (unsigned long long)r.task_ns / 1000,
@@ -961,9 +841,15 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
  * so the bound means something however slow the guest; the paused runs
  * go on for the member's period plus twice the control's task-clock, in
  * which an engine that ignored the pause would produce about eight
- * times the bound.  The resumed run must have nothing from before the
- * resume: no packet with an IP where the child ran before it (see
- * spin_before_resume()).
+ * times the bound.
+ *
+ * That nothing is written before the resume is not asserted: the
+ * member's first task-clock overflow, which resumes, can come at the
+ * child's first sched-in rather than after its period (seen on every
+ * kernel: a resumed trace whose TIP.PGE is at the child's return from
+ * read(), and paused runs stopped after one or two ticks), so the
+ * resume's time is not known.  start_paused, which no member resumes,
+ * must write nothing at all.
  */
 TEST(pause_resume)
 {
@@ -991,8 +877,6 @@ TEST(pause_resume)
 	EXPECT_EQ(0, paused.records);
 	EXPECT_TRUE(resumed.reached);
 	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
-	EXPECT_EQ(0, resumed.ips_before_resume)
-		TH_LOG("trace written before the resume");
 	EXPECT_TRUE(pause_member.reached);
 	EXPECT_LE(pause_member.records, bound);
 }
