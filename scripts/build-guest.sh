@@ -20,6 +20,9 @@ set -euo pipefail
 G=$BUILD/guest
 HDR=$BUILD/obj/qemu/usr/include
 [ -d "$HDR" ] || die "no kernel headers at $HDR; build the qemu kernel first"
+# From scratch: a program whose source is gone (renamed, dropped from a
+# Makefile) must not survive here and run as a suite of the next check.
+rm -rf "$G"
 mkdir -p "$G/perf_events" "$G/harness"
 CC=(ccache gcc)
 UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR" -I "$TREE/tools/include")

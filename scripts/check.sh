@@ -20,13 +20,21 @@
 # rewrite's own KUnit suites ("results" in patches/rewrite) are left out.
 #
 # Gates: the arm64 cross-build of the AUX users there (build-arm64.sh),
-# style, the series and checkpatch, the docs, the decoder's self-test.
+# style, the series and checkpatch, the docs, the decoder's self-test;
+# each through run-gate.sh (its TAP deleted first, "not ok" if it dies).
+#
+# tests/manifest names the suites each kernel must run, with their least
+# result counts, and tests/expected-skips the only skips allowed: a
+# missing, short, stale or unlisted suite and any other skip fail.
 #
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VARIANTS=${VARIANTS:-qemu debug upstream}
+# Every gate's TAP goes through run-gate.sh: deleted before the gate runs,
+# a "not ok" if the gate dies without reporting a failure.
+GATE=$TOP/scripts/run-gate.sh
 runs=()
 taps=()
 decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
@@ -38,11 +46,13 @@ decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
 		taps+=(--tap "$v/xfer=$rd/xfer.tap")
 	fi
 	mapfile -t dirs < <(find "$rd/guest/traces" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort)
-	[ ${#dirs[@]} -gt 0 ] || return 0
+	# No traces, no "<v>/decode" suite: tests/manifest fails the run.
+	[ ${#dirs[@]} -gt 0 ] || { warn "decode[$v]: the guest left no traces"; return 0; }
 	stage "decode[$v]: ${#dirs[@]} traces with aux-decode (TAP: $rd/decode.tap)"
 	# No decoder, a crash or no TAP at all still counts: results.py fails a
 	# TAP source without results.
-	"$BUILD/host/aux-decode" --tap "${dirs[@]}" >"$rd/decode.tap" 2>"$rd/decode.err" ||
+	"$GATE" "$v/decode" "$rd/decode.tap" bash -c '"$0" --tap "${@:3}" >"$1" 2>"$2"' \
+		"$BUILD/host/aux-decode" "$rd/decode.tap" "$rd/decode.err" "${dirs[@]}" ||
 		info "decode[$v]: aux-decode exited with $? (stderr: $rd/decode.err)"
 	info "decode[$v]: $(grep -c '^ok ' "$rd/decode.tap") ok, $(grep -c '^not ok ' "$rd/decode.tap") not ok"
 	taps+=(--tap "$v/decode=$rd/decode.tap")
@@ -74,7 +84,8 @@ fi
 # The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
 # ours; ARM64=0 skips the gate (a skip, never a pass).
 if [ "${ARM64:-1}" = 1 ]; then
-	"$TOP/scripts/build-arm64.sh" "$OUT/arm64.tap" || info "arm64: the cross-build gate failed (see $OUT/arm64.tap)"
+	"$GATE" arm64 "$OUT/arm64.tap" "$TOP/scripts/build-arm64.sh" "$OUT/arm64.tap" ||
+		info "arm64: the cross-build gate failed (see $OUT/arm64.tap)"
 else
 	printf 'TAP version 13\n1..1\nok 1 - arm64 cross-build # SKIP ARM64=0\n' >"$OUT/arm64.tap"
 fi
@@ -82,14 +93,16 @@ taps+=(--tap "arm64=$OUT/arm64.tap")
 
 # Style gates over our files (SPDX, kernel-doc, sparse, W=1).
 stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
-"$TOP/scripts/style.sh" >"$OUT/style.tap" 2>&1 || info "style: a gate failed (see $OUT/style.tap)"
+"$GATE" -o style "$OUT/style.tap" "$TOP/scripts/style.sh" || info "style: a gate failed (see $OUT/style.tap)"
 taps+=(--tap "style=$OUT/style.tap")
 
 # The series as reviewers get it: exported, and checkpatch --strict on
 # every patch (zero errors and warnings; a CHECK only if justified).
 stage "series: make series, checkpatch --strict"
+rm -f "$OUT/checkpatch.tap"
 if "$TOP/scripts/make-series.sh" >"$OUT/series.log" 2>&1; then
-	"$TOP/scripts/checkpatch-series.sh" >"$OUT/checkpatch.tap" 2>"$OUT/checkpatch.err" ||
+	"$GATE" checkpatch "$OUT/checkpatch.tap" bash -c '"$0" >"$1" 2>"$2"' \
+		"$TOP/scripts/checkpatch-series.sh" "$OUT/checkpatch.tap" "$OUT/checkpatch.err" ||
 		info "series: checkpatch found problems (see $OUT/checkpatch.tap)"
 else
 	{ printf 'TAP version 13\n1..1\nnot ok 1 - make series\n'; tail -n 20 "$OUT/series.log" | sed 's/^/# /'; } >"$OUT/checkpatch.tap"
@@ -107,14 +120,19 @@ taps+=(--tap "docs=$OUT/docs.tap")
 
 # The trace decoder's own self-test, on synthetic traces (host only).
 stage "tools: aux-decode self-test"
-"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" >"$OUT/decode-selftest.tap" 2>&1 ||
+"$GATE" -o tools/decode-selftest "$OUT/decode-selftest.tap" \
+	"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" ||
 	info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
 taps+=(--tap "tools/decode-selftest=$OUT/decode-selftest.tap")
 
 if [ "${HARNESS_SELFTEST:-1}" = 1 ]; then
-	"$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
+	"$GATE" harness-selftest "$OUT/harness/tap.txt" "$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
 	taps+=(--tap "harness-selftest=$OUT/harness/tap.txt")
 fi
 
 stage "results"
-"$TOP/scripts/results.py" --json "$OUT/results.json" "${taps[@]}" "${runs[@]}"
+# tests/manifest: the suites each kernel must run, with their minimum
+# result counts; tests/expected-skips: the only skips that do not fail.
+"$TOP/scripts/results.py" --json "$OUT/results.json" \
+	--manifest "$TOP/tests/manifest" --expected-skips "$TOP/tests/expected-skips" \
+	"${taps[@]}" "${runs[@]}"

@@ -37,6 +37,10 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 timeout_of() {
 	case $1 in ptsim_fuzz) echo 600 ;; *) echo "$tmo" ;; esac
 }
+# The demo (make run, below) and its check suite: the recorder and the
+# workload it traces.
+DEMO_RECORD="aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100"
+DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done'"
 {
 	echo "# name timeout-seconds needs command"
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
@@ -47,6 +51,12 @@ timeout_of() {
 	echo "aux-bench/smoke 300 - aux-bench --smoke"
 	# What an AUX area pins, with a PMU in a module (tests/modules).
 	echo "modules/aux_testmod 120 - ./modules/aux_testmod_test"
+	# The demo's pipeline (make run) in make check too: aux-record
+	# --flush-at-exit, whose FLUSH must succeed; the host decodes the
+	# trace (suite <kernel>/decode, case aux_record_flush), which fails
+	# on an unexplained gap or a byte the flush left stranded.
+	echo "aux-record/flush-at-exit 300 - $DEMO_RECORD -o \"\$AUXLAB_TRACE_DIR/aux_record_flush\" -- $DEMO_LOAD" \
+		"&& grep -q '^FLUSH errno=0 ' \"\$AUXLAB_TRACE_DIR/aux_record_flush/records.txt\""
 } >"$R/tests/check.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
@@ -56,9 +66,9 @@ timeout_of() {
 # running; aux-record --flush-at-exit flushes the FIFO before it stops the
 # event, and the host decodes the trace and checks that the flush left
 # nothing in the FIFO.
-cat >"$R/tests/run.list" <<-'LIST'
+cat >"$R/tests/run.list" <<-LIST
 	aux-pmus 60 - aux-pmus
-	ptsim-demo 300 - aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100 -o "$AUXLAB_TRACE_DIR/demo" -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+	ptsim-demo 300 - $DEMO_RECORD -o "\$AUXLAB_TRACE_DIR/demo" -- $DEMO_LOAD
 LIST
 # bench (make bench, scripts/bench.sh): the whole benchmark, each figure
 # repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.

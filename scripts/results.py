@@ -14,18 +14,35 @@ Counted as results:
     a parameterised case counts once, as KUnit itself reports it;
   - every kselftest result line ("ok N ..."/"not ok N ..." at depth 0);
     a program that prints no TAP counts once, by exit status (0 pass,
-    4 skip, anything else fail); a plan with missing results, a non-zero
-    exit without a failed result, a timeout or an unfinished suite fail;
+    4 skip, anything else fail), except that perf_events/* and aux-bench*
+    must print TAP (NEED_TAP: without it they fail); a plan with missing
+    results or with fewer results than printed, a "Bail out!", a TODO
+    directive (we have no TODO tests), a non-zero exit without a failed
+    result, a timeout or an unfinished suite fail, and so does a suite
+    still open when the next begins.  The HARNESS markers count wherever
+    they are in a line: a program's last line may lack its newline;
   - every kernel splat (BUG, WARNING, KASAN, lockdep, RCU stall, Oops,
     panic, ...) is one failure, whatever the tests said;
   - a guest that never printed "HARNESS: done" is one failure, and so is
-    a console log without /init's closing "HARNESS: console end" marker.
+    a console log without /init's closing "HARNESS: console end" marker;
+  - KUnit's top-level plan: a suite it announced but never reported
+    fails;
+  - TAP files (--tap): the same rules (plan, Bail out!, TODO), and a
+    file without results fails.
 
-Usage: results.py [--json FILE] [--tap NAME=FILE ...] LABEL=RUNDIR ...
+With --expected-skips FILE (tests/expected-skips), a skip that no line of
+FILE explains is a failure.  With --manifest FILE (tests/manifest), every
+suite FILE names for a run's kernel must have at least its minimum number
+of results there, and a suite of a run that FILE does not name fails (a
+stale or unlisted program).
+
+Usage: results.py [--json FILE] [--expected-skips FILE] [--manifest FILE]
+                  [--tap NAME=FILE ...] LABEL=RUNDIR ...
 Prints failures by name, one line per suite, and last the line
 "N passed, N failed, N skipped".  Exits 1 if anything failed.
 """
 import argparse
+import fnmatch
 import json
 import re
 import sys
@@ -35,6 +52,12 @@ RESULT = re.compile(r'^(?P<ind>\s*)(?P<ok>ok|not ok) (?P<num>\d+)\s*-?\s*(?P<nam
                     r'\s*(?:#\s*(?P<dir>\w+)\b(?P<why>.*))?$')
 SUBTEST = re.compile(r'^(?P<ind>\s*)# Subtest: (?P<name>\S+)')
 PLAN = re.compile(r'^(?P<ind>\s*)1\.\.(?P<n>\d+)\s*$')
+KTAP = re.compile(r'^(?P<ind>\s*)K?TAP version \d+')
+# /init's markers in tests.log, found anywhere in a line: a program whose
+# last output line has no newline shares its line with the end marker.
+MARK = re.compile(r'HARNESS: (?:begin|end|skip|done)\b')
+# Programs that must print TAP: exiting 0 without a result is a failure.
+NEED_TAP = ('perf_events/*', 'aux-bench*')
 SPLATS = [re.compile(p) for p in (
     r'\bBUG: ', r'^WARNING: ', r'kernel BUG at', r'\bOops\b', r'Kernel panic',
     r'general protection fault', r'Unable to handle kernel', r'KASAN: ',
@@ -48,26 +71,41 @@ TRACE_ONLY = SPLATS[-1]
 
 
 class Tally:
-    def __init__(self):
+    def __init__(self, skips=None):
         self.suites = {}       # name -> [passed, failed, skipped]
         self.failures = []     # names of failed results
         self.results = []      # (suite, outcome, name): every result, in order
+        self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
 
-    def add(self, suite, outcome, what=None):
+    def add(self, suite, outcome, what=None, why=''):
+        # A skip without a name (a whole suite, ksft_test_result_skip())
+        # is matched by its reason.
+        if outcome == 'skip' and self.skips is not None and not any(
+                fnmatch.fnmatchcase(suite, s) and
+                fnmatch.fnmatchcase(what or (why or '').strip(), r)
+                for s, r in self.skips):
+            outcome = 'fail'
+            why = (why or '').strip()
+            what = (f'{what}: ' if what else '') + 'unexpected skip' + \
+                (f' ({why})' if why else '') + ', not in tests/expected-skips'
         self.results.append((suite, outcome, what or ''))
         cnt = self.suites.setdefault(suite, [0, 0, 0])
         cnt[{'pass': 0, 'fail': 1, 'skip': 2}[outcome]] += 1
         if outcome == 'fail':
             self.failures.append(f'{suite}: {what}' if what else suite)
 
-
-def outcome(m):
-    d = (m.group('dir') or '').upper()
-    if d == 'SKIP':
-        return 'skip'
-    if m.group('ok') == 'ok' or d == 'TODO':
-        return 'pass'
-    return 'fail'
+    def result(self, suite, m):
+        """Add the TAP result line matched by RESULT."""
+        d = (m.group('dir') or '').upper()
+        name = m.group('name')
+        if d == 'TODO':
+            # We have no TODO tests: a TODO hides a failure.
+            self.add(suite, 'fail', f'{name} (TODO directive: we have no TODO tests)')
+        elif d == 'SKIP':
+            self.add(suite, 'skip', name, m.group('why') or '')
+        else:
+            self.add(suite, 'pass' if m.group('ok') == 'ok' else 'fail', name)
+        return self.results[-1][1]
 
 
 def read(path):
@@ -79,8 +117,12 @@ def read(path):
 
 
 def parse_kunit(lines, t, label):
-    """KUnit KTAP from the console: suites at depth 0, cases at depth 1."""
+    """KUnit KTAP from the console: suites at depth 0, cases at depth 1.
+
+    Each top-level KTAP block (the boot's, a loaded module's) announces
+    its suites with a plan; a suite announced and never reported fails."""
     suite, planned, seen = None, 0, 0
+    top_plan, top_seen, top_open = 0, 0, False
 
     def close():
         if suite and seen < planned:
@@ -88,13 +130,28 @@ def parse_kunit(lines, t, label):
                 t.add(f'{label}kunit/{suite}', 'fail',
                       'missing case results (crash or hang?)')
 
+    def close_top():
+        if top_open and top_seen < top_plan:
+            t.add(f'{label}kunit', 'fail',
+                  f'{top_plan - top_seen} of {top_plan} planned suites never reported (crash or hang?)')
+
     for l in lines:
+        m = KTAP.match(l)
+        if m and not m.group('ind'):
+            close()
+            suite, planned, seen = None, 0, 0
+            close_top()
+            top_plan, top_seen, top_open = 0, 0, True
+            continue
         m = SUBTEST.match(l)
         if m and len(m.group('ind')) == 4:
             close()
             suite, planned, seen = m.group('name'), 0, 0
             continue
         m = PLAN.match(l)
+        if m and not m.group('ind') and top_open and not top_plan:
+            top_plan = int(m.group('n'))
+            continue
         if m and suite and len(m.group('ind')) == 4 and not planned:
             planned = int(m.group('n'))
             continue
@@ -104,47 +161,79 @@ def parse_kunit(lines, t, label):
         depth = len(m.group('ind'))
         if depth == 4 and suite:
             seen += 1
-            t.add(f'{label}kunit/{suite}', outcome(m), m.group('name'))
+            t.result(f'{label}kunit/{suite}', m)
         elif depth == 0 and suite:
             # The suite's own line.  A failed suite with no case lines
             # (e.g. suite_init failed) still has to count as a failure.
+            top_seen += 1
             if seen == 0 and planned == 0:
-                t.add(f'{label}kunit/{suite}', outcome(m), 'suite')
+                t.add(f'{label}kunit/{suite}', 'fail' if m.group('ok') != 'ok' else
+                      'skip' if (m.group('dir') or '').upper() == 'SKIP' else 'pass',
+                      'suite', m.group('why') or '')
             close()
             suite, planned, seen = None, 0, 0
     close()
+    close_top()
+
+
+def split_markers(lines):
+    """Lines, with each HARNESS marker starting a line of its own."""
+    for l in lines:
+        starts = [m.start() for m in MARK.finditer(l)]
+        if not starts or starts[0] != 0:
+            starts.insert(0, 0)
+        for a, b in zip(starts, starts[1:] + [len(l)]):
+            yield l[a:b]
 
 
 def parse_tests(lines, t, label):
     """Framed userspace suites from tests.log; returns True if 'done'."""
     cur, plan, nres, nfail, done = None, 0, 0, 0, False
-    for l in lines:
+
+    def unfinished(why):
+        t.add(f'{label}{cur}', 'fail', why)
+
+    for l in split_markers(lines):
         if l.startswith('HARNESS: begin '):
+            if cur is not None:
+                unfinished(f'suite did not finish ({l.strip()} while it was running)')
             cur, plan, nres, nfail = l.split()[2], 0, 0, 0
             continue
         if l.startswith('HARNESS: end ') and cur:
-            rc = int(re.search(r'rc=(\d+)', l).group(1))
+            m = re.search(r'rc=(\d+)', l)
+            rc = int(m.group(1)) if m else -1
             name = f'{label}{cur}'
             if plan > nres:
                 for _ in range(plan - nres):
                     t.add(name, 'fail', 'planned result missing')
+            if plan and nres > plan:
+                t.add(name, 'fail', f'{nres} results, only {plan} planned')
             if nres == 0 and plan == 0:
-                if rc == 0:
+                need = any(fnmatch.fnmatchcase(cur, g) for g in NEED_TAP)
+                if rc == 0 and need:
+                    t.add(name, 'fail', 'exit status 0 without any TAP result')
+                elif rc == 0:
                     t.add(name, 'pass')
                 elif rc == 4:
-                    t.add(name, 'skip')
+                    t.add(name, 'skip', None, 'exit status 4 (skip)')
                 else:
                     t.add(name, 'fail', 'timed out' if rc in (124, 143) else f'exit status {rc}')
             elif rc not in (0, 4) and nfail == 0 and plan <= nres:
                 t.add(name, 'fail', 'timed out' if rc in (124, 143) else f'exit status {rc}')
             cur = None
             continue
-        if l.startswith('HARNESS: skip ') and cur is None:
+        if l.startswith('HARNESS: skip '):
+            if cur is not None:
+                unfinished(f'suite did not finish ({l.strip()} while it was running)')
+                cur = None
             # Not run: the guest lacks what it needs (scripts/guest/needs).
             name = l.split()[2].rstrip(':')
-            t.add(f'{label}{name}', 'skip')
+            t.add(f'{label}{name}', 'skip', None, l.partition(': ')[2].partition(': ')[2])
             continue
         if l.startswith('HARNESS: done'):
+            if cur is not None:
+                unfinished('suite did not finish (HARNESS: done while it was running)')
+                cur = None
             done = True
             continue
         if cur is None:
@@ -160,9 +249,7 @@ def parse_tests(lines, t, label):
         m = RESULT.match(l)
         if m and not m.group('ind'):
             nres += 1
-            o = outcome(m)
-            nfail += o == 'fail'
-            t.add(f'{label}{cur}', o, m.group('name'))
+            nfail += t.result(f'{label}{cur}', m) == 'fail'
     if cur is not None:
         t.add(f'{label}{cur}', 'fail', 'suite did not finish (guest crashed or hung)')
     return done
@@ -205,33 +292,93 @@ def parse_tap_file(name, path, t):
         return
     plan = n = 0
     for l in lines:
+        if l.startswith('Bail out!'):
+            t.add(name, 'fail', l)
+            continue
         m = PLAN.match(l)
         if m and not m.group('ind'):
             plan = int(m.group('n'))
         m = RESULT.match(l)
         if m and not m.group('ind'):
             n += 1
-            t.add(name, outcome(m), m.group('name'))
+            t.result(name, m)
     for _ in range(plan - n):
         t.add(name, 'fail', 'planned result missing')
+    if plan and n > plan:
+        t.add(name, 'fail', f'{n} results, only {plan} planned')
     if n == 0:
         t.add(name, 'fail', 'no results')
+
+
+def data_lines(path):
+    """The non-comment lines of a data file (tests/manifest, ...), split."""
+    with open(path) as f:
+        for i, l in enumerate(f, 1):
+            l = l.strip()
+            if l and not l.startswith('#'):
+                yield i, l.split()
+
+
+def read_skips(path):
+    """tests/expected-skips: SUITE-GLOB RESULT-GLOB REASON..."""
+    out = []
+    for i, w in data_lines(path):
+        if len(w) < 3:
+            sys.exit(f'{path}:{i}: want SUITE-GLOB RESULT-GLOB REASON')
+        out.append((w[0], w[1]))
+    return out
+
+
+# Suites that hold only failures of a run as a whole (splats, an unfinished
+# guest, a lost transfer, KUnit suites never reported, this check): never
+# in the manifest, never "not in tests/manifest".
+FAILURE_ONLY = ('splat', 'guest', 'xfer', 'kunit', 'manifest')
+
+
+def check_manifest(path, labels, t):
+    """tests/manifest: KERNELS SUITE MIN-RESULTS, per run label."""
+    entries = []
+    for i, w in data_lines(path):
+        if len(w) != 3 or not w[2].isdigit():
+            sys.exit(f'{path}:{i}: want KERNELS SUITE MIN-RESULTS')
+        entries.append((w[0].split(','), w[1], int(w[2])))
+    for label in labels:
+        mine = [(s, n) for k, s, n in entries if label in k or '*' in k]
+        for s, n in mine:
+            got = sum(sum(c) for name, c in t.suites.items()
+                      if fnmatch.fnmatchcase(name, f'{label}/{s}'))
+            if got < n:
+                t.add(f'{label}/manifest', 'fail',
+                      f'{s}: {got} results, tests/manifest wants at least {n}'
+                      + (' (suite missing)' if got == 0 else ''))
+        for name in list(t.suites):
+            if name.startswith(f'{label}/') and name[len(label) + 1:] not in FAILURE_ONLY and not any(
+                    fnmatch.fnmatchcase(name, f'{label}/{s}') for s, _ in mine):
+                t.add(f'{label}/manifest', 'fail',
+                      f'{name[len(label) + 1:]}: not in tests/manifest (a stale program, '
+                      'or a new suite that needs its line)')
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--json')
     ap.add_argument('--tap', action='append', default=[], metavar='NAME=FILE')
+    ap.add_argument('--expected-skips', metavar='FILE')
+    ap.add_argument('--manifest', metavar='FILE')
     ap.add_argument('--quiet', action='store_true', help='no per-suite lines')
     ap.add_argument('runs', nargs='*', metavar='LABEL=RUNDIR')
     a = ap.parse_args()
-    t = Tally()
+    t = Tally(read_skips(a.expected_skips) if a.expected_skips else None)
+    labels = []
     for r in a.runs:
         label, _, d = r.partition('=')
+        labels.append(label)
         parse_run(label, d, t)
     for r in a.tap:
         name, _, f = r.partition('=')
         parse_tap_file(name, f, t)
+    if a.manifest:
+        check_manifest(a.manifest, labels, t)
     tot = [sum(c[i] for c in t.suites.values()) for i in range(3)]
     if not a.quiet:
         for s, (p, f, k) in t.suites.items():

@@ -36,7 +36,8 @@ mkdir -p "$D"
 TAP=$D/tap.txt
 n=0
 : >"$TAP.body"
-result() {	# result OK? DESCRIPTION
+result() {	# result OK? DESCRIPTION ('#' would start a TAP directive: %23)
+	set -- "$1" "${2//#/%23}"
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
 		echo "ok $n $2" >>"$TAP.body"
@@ -146,6 +147,122 @@ expect "parser: a kernel log cut before /init's end marker fails" 1 'FAIL x/gues
 r=$D/p-unfinished; mkrun "$r"; printf 'HARNESS: begin hung\nok 1 x\n' >>"$r/tests.log"
 expect "parser: a suite without its end marker fails" 1 'FAIL x/hung: suite did not finish' "$r"
 
+# Issue 17: every way a suite can go missing, skip, bail out or go stale.
+expectx() {	# expectx DESC WANT-RC WANT-REGEX DIR RESULTS-ARGS...: results.py with options
+	local desc=$1 want=$2 re=$3 dir=$4 out rc=0
+	shift 4
+	out=$("$RESULTS" "$@" x="$dir" 2>&1) || rc=$?
+	printf '%s\n' "$out" >"$dir/results.txt"
+	if [ "$rc" = "$want" ] && grep -Eq "$re" <<<"$out"; then
+		result 0 "$desc"
+	else
+		result 1 "$desc (rc=$rc, wanted $want and /$re/)"
+	fi
+}
+r=$D/p-more; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/^ok 2 global.b/ok 2 global.b\nok 3 global.c/' "$r/tests.log"
+expect "parser: more results than the plan announced fail" 1 'FAIL x/perf_events/prog: 3 results, only 2 planned' "$r"
+
+r=$D/p-fewer; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/^ok 2 global.b/d' "$r/tests.log"
+expect "parser: fewer results than the plan announced fail" 1 'FAIL x/perf_events/prog: planned result missing' "$r"
+
+r=$D/p-todo; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/^ok 2 global.b/not ok 2 global.b # TODO later/' "$r/tests.log"
+expect "parser: a 'not ok' with a TODO directive fails (we have no TODO tests)" 1 'FAIL x/perf_events/prog: global.b \(TODO directive' "$r"
+
+r=$D/p-segv; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/prog rc=0/prog rc=139/' "$r/tests.log"
+expect "parser: a crash (exit 139) after all-ok results fails" 1 'FAIL x/perf_events/prog: exit status 139$' "$r"
+
+r=$D/p-notap; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+printf 'HARNESS: begin perf_events/silent\nHARNESS: end perf_events/silent rc=0\n' >>"$r/tests.log"
+expect "parser: a perf_events program that exits 0 without TAP fails" 1 'FAIL x/perf_events/silent: exit status 0 without any TAP result' "$r"
+
+r=$D/p-reopen; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/HARNESS: end perf_events\/prog/d' "$r/tests.log"
+expect "parser: a suite still open when the next begins fails" 1 'FAIL x/perf_events/prog: suite did not finish \(HARNESS: begin plain' "$r"
+
+r=$D/p-midline; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+# The program crashed in its second case, its last line without newline:
+# /init's end marker shares that line.
+sed -i '/^# Totals/d; /HARNESS: end perf_events\/prog/d; s/^ok 2 global.b$/# running global.bHARNESS: end perf_events\/prog rc=139/' "$r/tests.log"
+expect "parser: markers count mid-line (a last line without newline): a crash there fails" \
+	1 '^FAIL x/perf_events/prog: planned result missing$' "$r"
+expect "parser: markers count mid-line: the crash is counted once, the next suite still counts" \
+	1 '^4 passed, 1 failed, 1 skipped$' "$r"
+r=$D/p-midline2; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/^# Totals/d; /HARNESS: end perf_events\/prog/d; s/^ok 2 global.b$/not ok 2 global.bHARNESS: end perf_events\/prog rc=1/' "$r/tests.log"
+expect "parser: markers count mid-line: a result before the marker counts, under its own name" \
+	1 '^FAIL x/perf_events/prog: global.b$' "$r"
+
+r=$D/p-bail; mkdir -p "$r"
+printf 'TAP version 13\nok 1 - builds\nBail out! mktrace.py failed\n1..1\n' >"$r/bail.tap"
+rc=0; "$RESULTS" --tap "x/tools=$r/bail.tap" >"$r/results.txt" 2>&1 || rc=$?
+ok=1; [ $rc = 1 ] && grep -q '^FAIL x/tools: Bail out! mktrace.py failed$' "$r/results.txt" && ok=0
+result $ok "parser: 'Bail out!' in a TAP file fails the run, whatever the results before it"
+
+r=$D/p-decode-bail; mkdir -p "$r"
+MKTRACE=false "$TOP/tests/tools/decode-selftest.sh" "$r/w" >"$r/decode-selftest.tap" 2>&1
+rc=0; "$RESULTS" --tap "x/tools/decode-selftest=$r/decode-selftest.tap" >"$r/results.txt" 2>&1 || rc=$?
+ok=1; [ $rc = 1 ] && grep -q '^FAIL x/tools/decode-selftest: Bail out! mktrace.py failed' "$r/results.txt" &&
+	grep -q '^0 passed' "$r/results.txt" && ok=0
+result $ok "tools: decode-selftest.sh with a failing mktrace.py fails (no '1 passed')"
+
+# A gate (the arm64 cross-build) dies before it writes its TAP: last
+# run's all-ok file must not be read as this run's.
+r=$D/p-gate; mkdir -p "$r"
+printf 'TAP version 13\n1..1\nok 1 - last run passed\n' >"$r/arm64.tap"
+"$TOP/scripts/run-gate.sh" arm64 "$r/arm64.tap" sh -c 'exit 1' >/dev/null 2>&1
+rc=0; "$RESULTS" --tap "arm64=$r/arm64.tap" >"$r/results.txt" 2>&1 || rc=$?
+ok=1; [ $rc = 1 ] && grep -q '^FAIL arm64: arm64: exited with status 1 without reporting a failure' "$r/results.txt" &&
+	grep -q '^0 passed, 1 failed$' "$r/results.txt" && ok=0
+result $ok "gates: a gate that dies without writing its TAP fails; last run's TAP is not read"
+printf 'TAP version 13\n1..1\nok 1 - last run passed\n' >"$r/arm64.tap"
+"$TOP/scripts/run-gate.sh" arm64 "$r/arm64.tap" sh -c 'printf "ok 1 - first half\n" >"$0"; kill -9 $$' "$r/arm64.tap" >/dev/null 2>&1
+rc=0; "$RESULTS" --tap "arm64=$r/arm64.tap" >"$r/results2.txt" 2>&1 || rc=$?
+ok=1; [ $rc = 1 ] && grep -q '^FAIL arm64: arm64: exited with status 137 without reporting a failure' "$r/results2.txt" && ok=0
+result $ok "gates: a gate killed after some ok results fails"
+
+# Skips fail unless tests/expected-skips lists them.
+printf '# synthetic\nx/kunit/demo  demo_skip  not here\n' >"$D/skips"
+r=$D/p-skips; mkrun "$r"; printf 'HARNESS: skip hwpmu: needs /sys/x\nHARNESS: done\n' >>"$r/tests.log"
+sed -i 's/^ok 2 global.b/ok 2 global.b # SKIP no ptsim PMU/' "$r/tests.log"
+expectx "skips: a skip not in the expected list fails, named with its reason" \
+	1 '^FAIL x/perf_events/prog: global.b: unexpected skip \(no ptsim PMU\)' "$r" --expected-skips "$D/skips"
+expectx "skips: a suite the guest cannot run fails unless listed" \
+	1 '^FAIL x/hwpmu: unexpected skip \(needs /sys/x\)' "$r" --expected-skips "$D/skips"
+printf 'x/hwpmu needs?/sys/x no PMU here\nx/perf_events/prog global.* ptsim\n' >>"$D/skips"
+expectx "skips: listed skips (a case, a whole suite) do not fail" \
+	0 '^4 passed, 0 failed, 3 skipped$' "$r" --expected-skips "$D/skips"
+ok=1; "$RESULTS" --expected-skips "$TOP/tests/expected-skips" --tap "x=$D/p-bail/bail.tap" >/dev/null 2>&1
+[ $? = 1 ] && ok=0	# parses (exit 1 is the bail-out, 2 would be a syntax error)
+result $ok "skips: tests/expected-skips parses"
+
+# The manifest: every suite it names for a kernel must be there with at
+# least its minimum count; a suite it does not name (a stale program) fails.
+printf '# synthetic\n*  kunit/demo  3\nx,y  perf_events/prog  2\n*  plain  1\ny  kunit/other  1\n' >"$D/manifest"
+r=$D/p-manifest; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+expectx "manifest: a run with every suite it names passes" 0 '^5 passed, 0 failed, 1 skipped$' "$r" --manifest "$D/manifest"
+sed -i '/HARNESS: begin plain/,/HARNESS: end plain/d' "$r/tests.log"
+expectx "manifest: a missing suite fails" 1 '^FAIL x/manifest: plain: 0 results, tests/manifest wants at least 1 \(suite missing\)' \
+	"$r" --manifest "$D/manifest"
+r=$D/p-manifest2; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i '/^ok 2 global.b/d; s/^1\.\.2$/1..1/' "$r/tests.log"
+expectx "manifest: a suite with fewer results than its minimum fails" \
+	1 '^FAIL x/manifest: perf_events/prog: 1 results, tests/manifest wants at least 2$' "$r" --manifest "$D/manifest"
+r=$D/p-manifest3; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+printf 'HARNESS: begin perf_events/stale\n1..1\nok 1 old\nHARNESS: end perf_events/stale rc=0\n' >>"$r/tests.log"
+expectx "manifest: a suite it does not name (a stale program) fails" \
+	1 '^FAIL x/manifest: perf_events/stale: not in tests/manifest' "$r" --manifest "$D/manifest"
+r=$D/p-ktop; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+sed -i 's/^\(\[.*\]\) 1\.\.1$/\1 1..2/' "$r/console.log"
+expect "kunit: a suite the top-level plan announced but never reported fails" \
+	1 '^FAIL x/kunit: 1 of 2 planned suites never reported' "$r"
+ok=1; "$RESULTS" --manifest "$TOP/tests/manifest" --tap "x=$D/p-bail/bail.tap" >/dev/null 2>&1
+[ $? = 1 ] && ok=0
+result $ok "manifest: tests/manifest parses"
+
 stage "harness self-test: ours-vs-upstream comparison on synthetic runs"
 cmprun() {	# cmprun DIR: a finished run that left a file for comparison
 	mkrun "$1"
@@ -184,6 +301,11 @@ sed -i '7s/EINVAL/EBUSY/' "$D/c-up/guest/diff/fuzz/errno.txt"
 cmpexpect "compare: a file under \$AUXLAB_OUT/diff/ that differs fails, named, its lines shown" \
 	1 'FAIL compare/ours-vs-upstream: diff/fuzz/errno.txt: differs \(2 lines\)$' '^# \+7 EBUSY$'
 
+sed -i '7s/EBUSY/EINVAL/' "$D/c-up/guest/diff/fuzz/errno.txt"
+printf 'HARNESS: begin perf_events/new\n1..1\nok 1 global.x\nHARNESS: end perf_events/new rc=0\n' >>"$D/c-up/tests.log"
+cmpexpect "compare: a suite that ran on one kernel only fails, named" \
+	1 'FAIL compare/ours-vs-upstream: perf_events/new: global.x: ours=missing upstream=ok$'
+
 stage "harness self-test: trace decoding on synthetic traces"
 mktrace() {	# mktrace DIR SEQ...: PSB, PSBEND, one ptsim data record per SEQ (< 256)
 	local d=$1 s size
@@ -215,6 +337,25 @@ ok=1
 	grep -q '^FAIL x/decode: gap$' "$D/decode-results.txt" &&
 	grep -q '^FAIL x/decode: garbage$' "$D/decode-results.txt" && ok=0
 result $ok "decode: a clean trace passes; an unexplained sequence gap and an undecodable byte each fail, named"
+
+finish() {
+	{ echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
+	rm -f "$TAP.body"
+	! grep -q '^not ok' "$TAP"
+	exit
+}
+# QUICK=1: the synthetic cases alone (seconds, no boot, no tree changes).
+[ "${QUICK:-0}" != 1 ] || finish
+
+stage "harness self-test: stale guest programs"
+# A program whose source is gone must not survive a guest rebuild (it
+# would run as a suite of the next check).
+sp=$BUILD/guest/perf_events/harness_stale_prog
+mkdir -p "$(dirname "$sp")" && printf '#!/bin/sh\necho "1..1"\necho "ok 1 stale"\n' >"$sp" && chmod +x "$sp"
+"$TOP/scripts/build-guest.sh" >"$D/build-guest.log" 2>&1
+ok=1
+[ ! -e "$sp" ] && [ -x "$BUILD/guest/perf_events/ptsim_test" ] && ok=0
+result $ok "guest: a rebuild removes a stale program from the guest's suite directory"
 
 stage "harness self-test: a real boot with a failing KUnit case, kselftest and WARN_ON"
 r=$D/boot
@@ -350,6 +491,4 @@ ok=1
 	grep -q 'probe_fn' "$D/style-bad.tap" && ok=0
 result $ok "style: a file without SPDX and a broken kernel-doc comment each fail their gate"
 
-{ echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
-rm -f "$TAP.body"
-! grep -q '^not ok' "$TAP"
+finish

@@ -7,7 +7,8 @@
 # errors.  Prints TAP; exits 1 if anything did not match.
 #
 # Usage: decode-selftest.sh [WORKDIR]   (default: a temporary directory,
-# removed afterwards; a WORKDIR given is kept)
+# removed afterwards; a WORKDIR given is kept).  MKTRACE=CMD replaces
+# "python3 mktrace.py" (the harness self-test makes it fail).
 # Needs gcc, python3 and libipt-dev.
 set -uo pipefail
 
@@ -49,10 +50,18 @@ bail() {
 	exit 1
 }
 
+# The plan comes first: the build, one result per case mktrace.py
+# writes, and the EXTRA checks after them.  Before it is known (mktrace.py
+# failed) or when a step the rest needs fails, "Bail out!": results.py
+# fails the run on it, so a bail-out can never read as "1 passed".
+EXTRA=7
+${MKTRACE:-python3 "$HERE/mktrace.py"} "$T" >"$W/mktrace.log" 2>&1 ||
+	bail "mktrace.py failed: $(tail -n 3 "$W/mktrace.log" | paste -sd' ')"
+[ -s "$T/expected.txt" ] || bail "mktrace.py wrote no cases ($T/expected.txt)"
+echo "1..$((1 + $(wc -l <"$T/expected.txt") + EXTRA))"
 gcc -O2 -Wall -Wextra -Werror -I "${TREE:-$TOP/build/linux}/tools/include" -o "$DEC" "$SRC" -lipt 2>"$W/build.log" ||
 	bail "aux-decode does not build: $(head -5 "$W/build.log")"
 result 0 "aux-decode builds with -Wall -Wextra -Werror"
-python3 "$HERE/mktrace.py" "$T" || bail "mktrace.py failed"
 
 # One case: run aux-decode -v on it and compare with its expected line.
 check_case() {	# check_case NAME VERDICT FIELDS...
@@ -166,6 +175,5 @@ rc=$?
 [ "$rc" = 1 ] && grep -q 'does-not-exist/records.txt: No such file' "$W/stderr"
 result $? "missing DIR: clear error, exit 1" "exit status $rc" "$(cat "$W/stderr")"
 
-echo "1..$n"
 [ "$nfail" = 0 ] || echo "# $nfail of $n failed"
 [ "$nfail" = 0 ]

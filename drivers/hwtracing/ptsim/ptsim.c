@@ -1232,6 +1232,14 @@ static bool ptsim_pages_contiguous(void **pages, unsigned int nr)
 	return true;
 }
 
+/*
+ * Calls of pmu::setup_aux that built a buffer, and of pmu::free_aux: the
+ * tests' leak check (debugfs ptsim/setup_aux_calls, free_aux_calls)
+ * requires them to balance once every AUX area is unmapped, so that a
+ * reference leak that keeps a buffer alive shows however few its pages.
+ */
+static atomic_t ptsim_setup_aux_calls, ptsim_free_aux_calls;
+
 /**
  * ptsim_setup_aux() - pmu::setup_aux: describe a new AUX buffer to the engine
  * @event: the event whose AUX area is being mapped
@@ -1286,6 +1294,7 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 		}
 	}
 	ptsim_note_pages(pages, nr_pages);
+	atomic_inc(&ptsim_setup_aux_calls);
 	return buf;
 }
 
@@ -1300,6 +1309,8 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
  */
 static void ptsim_free_aux(void *buf)
 {
+	if (buf)
+		atomic_inc(&ptsim_free_aux_calls);
 	kfree(buf);
 }
 
@@ -1752,6 +1763,10 @@ static void __init ptsim_debugfs_init(void)
 	debugfs_create_file("bench", 0600, dir, NULL, &ptsim_bench_fops);
 	debugfs_create_file("setup_aux", 0400, dir, NULL,
 			    &ptsim_setup_aux_fops);
+	debugfs_create_atomic_t("setup_aux_calls", 0400, dir,
+				&ptsim_setup_aux_calls);
+	debugfs_create_atomic_t("free_aux_calls", 0400, dir,
+				&ptsim_free_aux_calls);
 }
 
 static int __init ptsim_init(void)

@@ -15,7 +15,10 @@
  *
  * The races are bounded both in rounds and in time (a few seconds under
  * TCG); the number of rounds that ran is logged.  None of them asserts
- * anything about time.
+ * anything about time.  Each runs at least RACE_MIN_ROUNDS rounds however
+ * long they take (the time bound only ends the rounds after those), and
+ * asserts that it did, and that the racing side really ran: a race test
+ * must prove the race was run.
  */
 #include "ptsim_leak.h"
 #include <pthread.h>
@@ -24,6 +27,7 @@
 #include "../kselftest_harness.h"
 
 #define RACE_SECONDS	4
+#define RACE_MIN_ROUNDS	20
 
 struct peer;
 
@@ -51,6 +55,8 @@ FIXTURE_SETUP(cve)
 	ASSERT_LE(0, self->mlock_kb);
 	acct_take(&self->base, true);
 	ASSERT_LE(0, self->base.perf_mlock) TH_LOG("cannot measure perf_mlock");
+	ASSERT_LE(0, self->base.aux_bufs)
+		TH_LOG("cannot read %s/{setup,free}_aux_calls", PTSIM_DEBUGFS);
 	/* glibc keeps the stacks of joined threads: count perf mappings only. */
 	self->base.maps = -1;
 	ASSERT_EQ(0, self->base.vm_pin);
@@ -310,7 +316,7 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	self->peer = pr;
 
 	end = now_s() + RACE_SECONDS;
-	while (rounds < 300 && now_s() < end && !bad) {
+	while (rounds < 300 && (rounds < RACE_MIN_ROUNDS || now_s() < end) && !bad) {
 		int err, err_b;
 		void *a, *b;
 		long pin;
@@ -351,6 +357,7 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	}
 	TH_LOG("%d rounds", rounds);
 	EXPECT_EQ(0, bad);
+	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
 	munmap(pf, (1 + data_pages) * self->psz);
 	munmap(pe, (1 + data_pages) * self->psz);
 	close(ff);
@@ -819,7 +826,7 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	self->peer = pr;
 
 	end = now_s() + RACE_SECONDS;
-	while (rounds < 400 && now_s() < end && !bad) {
+	while (rounds < 400 && (rounds < RACE_MIN_ROUNDS || now_s() < end) && !bad) {
 		bool aux = rounds & 1;
 		struct perf_event_mmap_page *pe = map_data(fe, psz, data_pages);
 		__u64 off = aux ? dlen : 0, len = aux ? aux_pages * psz : dlen;
@@ -875,6 +882,13 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX)",
 	       rounds, won[0], won[1]);
 	EXPECT_EQ(0, bad);
+	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
+	/*
+	 * Which side wins depends on scheduling alone, so no share of
+	 * wins is asserted; but the peer's mmap() ran in every round, and
+	 * a data one can only succeed, so a round without it is "bad".
+	 */
+	EXPECT_LE(RACE_MIN_ROUNDS / 2, won[0] + won[1]);
 	close(ff);
 	close(fe);
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
@@ -972,6 +986,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 	struct perf_event_attr attr;
 	struct toucher t;
 	int fd, rounds = 0, bad = 0;
+	long touched = 0;
 	double end;
 	pid_t kid;
 
@@ -1009,7 +1024,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 	self->kids[0] = kid;
 
 	end = now_s() + RACE_SECONDS;
-	while (rounds < 100 && now_s() < end) {
+	while (rounds < 100 && (rounds < RACE_MIN_ROUNDS || now_s() < end)) {
 		struct perf_event_mmap_page *pg = map_data(fd, psz, data_pages);
 		void *aux;
 		int r = ++rounds;
@@ -1038,6 +1053,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 		STORE(sh->done, r);
 		while (LOAD(sh->ack) != r)
 			;
+		touched += t.touches + sh->touches;
 		if (t.bad || sh->bad) {
 			__u64 *v = t.bad ? t.seen : sh->seen;
 
@@ -1059,9 +1075,11 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 	STORE(sh->round, -1);
 	waitpid(kid, NULL, 0);
 	self->kids[0] = 0;
-	TH_LOG("%d rounds, %ld + %ld faults checked in the last one", rounds,
-	       t.touches, sh->touches);
+	TH_LOG("%d rounds, %ld + %ld faults checked in the last one, %ld in all",
+	       rounds, t.touches, sh->touches, touched);
 	EXPECT_EQ(0, bad);
+	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
+	EXPECT_LT(0, touched) TH_LOG("no fault raced the allocation");
 	close(fd);
 	munmap((void *)sh, sizeof(*sh));
 	expect_baseline(_metadata, self);
@@ -1169,7 +1187,7 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 	ASSERT_EQ(0, pthread_create(&churn, NULL, churn_main, &stop));
 
 	end = now_s() + RACE_SECONDS;
-	while (remaps < 2000 && now_s() < end) {
+	while (remaps < 2000 && (remaps < 5 * RACE_MIN_ROUNDS || now_s() < end)) {
 		void *r = mmap(aux, alen, PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_FIXED, fd, dlen);
 
@@ -1192,6 +1210,7 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 	TH_LOG("%d remaps; reads %ld + %ld, holes %ld + %ld", remaps,
 	       rd[0].reads, rd[1].reads, rd[0].holes, rd[1].holes);
 	EXPECT_EQ(0, failed);
+	EXPECT_LE(5 * RACE_MIN_ROUNDS, remaps);
 	EXPECT_EQ(0, rd[0].bad + rd[1].bad) TH_LOG("stale bytes read through the AUX mapping");
 	EXPECT_LT(0, rd[0].reads + rd[1].reads);
 	EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());

@@ -128,22 +128,34 @@ static int open_hold(struct __test_metadata *_metadata, bool noflush,
 
 /*
  * The engine holds data back: what is published lags the count by more
- * than 16 KiB.  This is the control for flush_and_check().  It only holds
- * for an event that has not been scheduled out lately (sched-out writes
- * the FIFO out), which a per-CPU event never is; for a per-task event
- * (@strict false) the lag is only logged.
+ * than 16 KiB.  This is the control for flush_and_check(), so it waits
+ * for that state (the lag grows by 1 KiB a tick while the event runs)
+ * rather than for a fixed time; the bound only ends a test whose engine
+ * never holds anything back, which then fails: a FLUSH that does nothing
+ * would pass flush_and_check() with nothing held.  A per-task event's
+ * lag drops at every sched-out (which writes the FIFO out), so it is
+ * waited for the same way, as long as its task keeps running.
  */
+#define HELD_BACK	(16 * 1024)
+
 static void expect_held_back(struct __test_metadata *_metadata,
-			     struct sess *s, int count_fd, bool strict)
+			     struct sess *s, int count_fd)
 {
-	__u64 before = count_of(count_fd);
+	double end = now_ms() + 20000;
+	__u64 before;
 	struct walk w;
 
-	take(s);
-	walk_trace(s, &w, 0);
+	do {
+		before = count_of(count_fd);
+		take(s);
+		walk_trace(s, &w, 0);
+		if (nonpad(s, &w) + HELD_BACK < before)
+			break;
+		usleep(2000);
+	} while (now_ms() < end);
 	TH_LOG("without FLUSH: count=%llu in the AUX area=%zu",
 	       (unsigned long long)before, nonpad(s, &w));
-	EXPECT_TRUE(!strict || nonpad(s, &w) + 16 * 1024 < before)
+	EXPECT_LT(nonpad(s, &w) + HELD_BACK, before)
 		TH_LOG("the FIFO held nothing back: the test proves nothing");
 }
 
@@ -259,9 +271,10 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 
 	for (i = 0; i < rounds; i++) {
-		usleep(60 * 1000);
 		if (i == 0)
-			expect_held_back(_metadata, &s, fd, true);
+			expect_held_back(_metadata, &s, fd);
+		else
+			usleep(20 * 1000);
 		flush_and_check(_metadata, &s, fd, 0, fd);
 	}
 	walk_trace(&s, &w, 0);
@@ -344,7 +357,7 @@ TEST_F(flush, inherited)
 	char trace[64];
 	struct sess s;
 	struct walk w;
-	int fd, go, status, kid = 0, other = 0;
+	int fd, go, kid = 0, other = 0;
 	size_t i;
 	pid_t pid;
 
@@ -356,18 +369,17 @@ TEST_F(flush, inherited)
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	pid = spawn_burner(400, 0, &go);
+	/* The child burns until it is killed, after the flushes. */
+	pid = spawn_burner(-1, 0, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
 
-	usleep(100 * 1000);
-	expect_held_back(_metadata, &s, fd, false);
+	expect_held_back(_metadata, &s, fd);
 	flush_and_check(_metadata, &s, fd, 0, fd);
 	usleep(50 * 1000);
 	flush_and_check(_metadata, &s, fd, 0, fd);
 
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_TRUE(stop_burner(pid));
 	stop_and_account(_metadata, &s, fd, &w);
 	for (i = 0; i < s.nrecs; i++) {
 		if (s.recs[i].type != PERF_RECORD_AUX)
@@ -410,11 +422,10 @@ TEST_F(flush, group)
 	ASSERT_GE(member, 0) TH_LOG("member: %s", strerror(errno));
 	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	usleep(60 * 1000);
 
 	EXPECT_EQ(-1, ioctl(member, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	expect_held_back(_metadata, &s, fd, true);
+	expect_held_back(_metadata, &s, fd);
 	flush_and_check(_metadata, &s, member, PERF_IOC_FLAG_GROUP, fd);
 	usleep(30 * 1000);
 	flush_and_check(_metadata, &s, fd, PERF_IOC_FLAG_GROUP, fd);
@@ -444,6 +455,7 @@ TEST_F(flush, overwrite)
 	__u64 head1, before;
 	struct sess s;
 	struct walk w;
+	double end;
 	size_t i;
 	int fd;
 
@@ -454,10 +466,12 @@ TEST_F(flush, overwrite)
 	/* 2 MiB: no wrap in the time of the test */
 	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	usleep(60 * 1000);
+	/* Wait for the engine to have queued 16 KiB, not for a time. */
+	for (end = now_ms() + 20000; count_of(fd) <= HELD_BACK && now_ms() < end;)
+		usleep(2000);
 
 	before = count_of(fd);
-	EXPECT_GT(before, 16 * 1024);
+	EXPECT_GT(before, HELD_BACK);
 	EXPECT_EQ(0, aux_head(&s)) TH_LOG("head published without FLUSH");
 	flush_and_check(_metadata, &s, fd, 0, fd);
 	head1 = aux_head(&s);
@@ -611,8 +625,17 @@ static pid_t spawn_forker(int cpu)
  * event's output into its buffer, and consume; the event's file is closed
  * while they run.  FLUSH may only fail with EBADF, once the file is gone.
  */
+/* Has every thread of the round done its part at least once? */
+static bool race_ran(struct race *r)
+{
+	return __atomic_load_n(&r->flushes, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&r->toggles, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&r->remaps, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&r->redirects, __ATOMIC_RELAXED);
+}
+
 static void race_round(struct __test_metadata *_metadata, bool noflush,
-		       int round, int ms)
+		       int round, int ms, unsigned int *kinds)
 {
 	void *(*fn[])(void *) = {
 		race_flusher, race_flusher, race_toggler, race_mapper,
@@ -632,6 +655,7 @@ static void race_round(struct __test_metadata *_metadata, bool noflush,
 	struct race r = { 0 };
 	bool inherit = round & 1;
 	pid_t forker = -1;
+	double end;
 	size_t i;
 	void *p;
 
@@ -659,10 +683,20 @@ static void race_round(struct __test_metadata *_metadata, bool noflush,
 
 	for (i = 0; i < ARRAY_SIZE(fn); i++)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, fn[i], &r));
+	/*
+	 * At least @ms, and until every racing thread has done its part
+	 * at least once (a race must be run to prove anything), however
+	 * slowly the guest runs; the bound only ends a round that hangs.
+	 */
 	usleep(ms * 1000);
+	for (end = now_ms() + 20000; now_ms() < end && !race_ran(&r);)
+		usleep(1000);
 	/* Close the file under the threads: they now get EBADF. */
 	close(r.fd);
 	usleep(ms * 100);
+	for (end = now_ms() + 20000; now_ms() < end &&
+	     !__atomic_load_n(&r.flush_ebadf, __ATOMIC_RELAXED);)
+		usleep(1000);
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	for (i = 0; i < ARRAY_SIZE(fn); i++)
 		pthread_join(th[i], NULL);
@@ -681,17 +715,27 @@ static void race_round(struct __test_metadata *_metadata, bool noflush,
 					 strerror(r.bad_errno));
 	EXPECT_GT(r.flushes, 0);
 	EXPECT_GT(r.remaps, 0);
+	EXPECT_GT(r.toggles, 0);
+	EXPECT_GT(r.redirects, 0);
+	EXPECT_GT(r.flush_ebadf, 0) TH_LOG("no FLUSH raced the close()");
+	*kinds |= 1 << inherit;
 }
 
+/*
+ * Rounds for 1.5 s, but at least two, so that both kinds (per-CPU, and
+ * inherited by a forking task's children) always run, however slowly.
+ */
 TEST_F(flush, stress)
 {
 	double end = now_ms() + 1500;
+	unsigned int kinds = 0;
 	struct sess s;
 	int round, fd;
 
-	for (round = 0; now_ms() < end; round++)
-		race_round(_metadata, variant->noflush, round, 150);
+	for (round = 0; round < 2 || now_ms() < end; round++)
+		race_round(_metadata, variant->noflush, round, 150, &kinds);
 	TH_LOG("%d rounds", round);
+	EXPECT_EQ(3, kinds) TH_LOG("a kind of round never ran to its end");
 
 	/* Nothing leaked: each CPU's engine traces and flushes again. */
 	for (round = 0; round < ncpus(); round++) {

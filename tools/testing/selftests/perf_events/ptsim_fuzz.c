@@ -1699,6 +1699,12 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 		return -1;
 	mlock0 = probe_as(uid);
 	acct_take(&base, false);
+	/* As root, ptsim's setup_aux/free_aux balance must be readable. */
+	if (base.aux_bufs < 0) {
+		ksft_print_msg("%s: cannot read %s/{setup,free}_aux_calls\n",
+			       ph->name, PTSIM_DEBUGFS);
+		return -1;
+	}
 	if (ph->mlock_kb >= 0)
 		write_long(MLOCK_SYSCTL, ph->mlock_kb);
 	st->leaks = 0;

@@ -253,7 +253,27 @@ struct acct {
 	long maps;		/* all mappings, -1: not checked */
 	long perf_maps;		/* mappings of perf buffers */
 	long mem_free_kb;	/* MemFree + what we hold ourselves, see below */
+	long aux_bufs;		/* ptsim AUX buffers alive, -1: not readable */
 };
+
+#define PTSIM_DEBUGFS	"/sys/kernel/debug/ptsim"
+
+/*
+ * ptsim's AUX buffers alive: its setup_aux calls less its free_aux calls
+ * (debugfs, root only; -1 if it cannot be read).  The first line of the
+ * leak check: a leaked reference that keeps an AUX area alive keeps its
+ * buffer, however few pages it has, where free memory (the second line)
+ * only shows leaks larger than its slack.  System-wide, so it is exact
+ * only while no other program maps a ptsim AUX area (the guest runs one
+ * suite at a time).
+ */
+static inline long ptsim_aux_bufs(void)
+{
+	long setup = read_long(PTSIM_DEBUGFS "/setup_aux_calls");
+	long freed = read_long(PTSIM_DEBUGFS "/free_aux_calls");
+
+	return setup < 0 || freed < 0 ? -1 : setup - freed;
+}
 
 /*
  * Free memory, plus memory that is in use by design and is not a perf
@@ -285,6 +305,7 @@ static inline void acct_take(struct acct *a, bool probe)
 	a->maps = count_maps();
 	a->perf_maps = count_perf_maps();
 	a->mem_free_kb = mem_free_or_ours_kb();
+	a->aux_bufs = ptsim_aux_bufs();
 }
 
 /* Free memory may dip this much for reasons that are not leaks. */
@@ -312,6 +333,8 @@ static inline int acct_diff(const struct acct *base, const struct acct *now,
 		  base->maps >= 0 && now->maps != base->maps },
 		{ "perf_maps", base->perf_maps, now->perf_maps,
 		  now->perf_maps != base->perf_maps },
+		{ "ptsim_aux_bufs", base->aux_bufs, now->aux_bufs,
+		  base->aux_bufs >= 0 && now->aux_bufs != base->aux_bufs },
 		{ "mem_free_kb", base->mem_free_kb, now->mem_free_kb,
 		  now->mem_free_kb + MEMFREE_SLACK_KB < base->mem_free_kb },
 	};

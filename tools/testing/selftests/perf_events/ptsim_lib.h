@@ -116,6 +116,7 @@ struct sess {
 	size_t ncopies, ccap;
 
 	unsigned long aux_records, truncated, itrace_start, lost, wakeups;
+	unsigned long bad_records;	/* malformed data records: errors */
 	bool reenable;		/* re-enable after TRUNCATED, as tools do */
 };
 
@@ -192,8 +193,18 @@ static inline void sess_read_records(struct sess *s)
 
 		for (i = 0; i < sizeof(*h); i++)
 			ev[i] = data[(off + i) % s->data_size];
-		if (h->size < sizeof(*h) || h->size > sizeof(ev))
+		/*
+		 * A record the kernel cannot have written: nothing after it
+		 * can be parsed.  It is an error (walk_trace() counts it),
+		 * and the rest of the area is given back so that the kernel
+		 * can go on.
+		 */
+		if (h->size < sizeof(*h) || h->size > sizeof(ev) ||
+		    h->size > head - tail) {
+			s->bad_records++;
+			tail = head;
 			break;
+		}
 		for (i = 0; i < h->size; i++)
 			ev[i] = data[(off + i) % s->data_size];
 
@@ -572,6 +583,8 @@ static inline void walk_trace(struct sess *s, struct walk *w, size_t region)
 	size_t i;
 
 	memset(w, 0, sizeof(*w));
+	/* A malformed data record is an error of the trace it belongs to. */
+	w->errors = s->bad_records;
 	if (!s->snapshot) {
 		/* Normal mode: one piece, file offset == AUX offset. */
 		walk_piece(s, w, s->trace, s->len, 0, region);
