@@ -27,6 +27,10 @@ struct perf_sample_data;
 struct user_struct;
 struct vm_area_struct;
 
+/* struct perf_aux::mode */
+#define PERF_AUX_OVERWRITE	0x01
+#define PERF_AUX_UNMAPPED	0x02
+
 /**
  * struct perf_aux - one mapped AUX area and everything it owns
  * @refcount: one reference for "mapped" plus one per open transaction or
@@ -55,9 +59,6 @@ struct vm_area_struct;
  * @free_irq_work: defers a free from NMI/IRQ context ...
  * @free_work: ... to process context
  */
-#define PERF_AUX_OVERWRITE	0x01
-#define PERF_AUX_UNMAPPED	0x02
-
 struct perf_aux {
 	refcount_t		refcount;
 
