@@ -24,6 +24,10 @@ cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$R/tests/"
 cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
+# perf (scripts/build-perf.sh) and the perf suite's guest half.
+[ -x "$BUILD/perf/perf" ] || die "no $BUILD/perf/perf; run scripts/build-perf.sh"
+cp "$BUILD/perf/perf" "$G/perf-spin" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-record.sh" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -45,18 +49,27 @@ timeout_of() {
 	# The benchmark's smoke run: every figure once, tiny; it passes if
 	# the benchmark works, whatever the numbers (make bench measures).
 	echo "aux-bench/smoke 300 - aux-bench --smoke"
+	# perf records ptsim (scripts/guest/perf-record.sh); the host checks
+	# the recordings (scripts/perf-check.sh, suite <kernel>/perf).
+	echo "perf/record 900 - perf-record.sh"
 } >"$R/tests/check.list"
+# perf (scripts/perf-check.sh alone): the perf suite's recordings only.
+grep '^perf/' "$R/tests/check.list" >"$R/tests/perf.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
-# hardware with a large on-chip buffer does: config 0x763e80100 is rate=256
+# hardware with a large on-chip buffer does: config 0x2401 is pt,tsc,branch
+# (perf's default), config1 0x1d8fa0040000 is rate=256
 # period=1000 fifo=22 drain=3, i.e. 4 KiB produced and 3 KiB drained per
 # 1 ms tick into a 4 MiB FIFO.  When the loop is done the event is still
 # running; aux-record --flush-at-exit flushes the FIFO before it stops the
 # event, and the host decodes the trace and checks that the flush left
-# nothing in the FIFO.
+# nothing in the FIFO.  Then perf records the same loop on CPU 1 with
+# ptsim's defaults (perf record -C 1 -e ptsim//), which the host reads
+# with perf script (scripts/perf-check.py --summary).
 cat >"$R/tests/run.list" <<-'LIST'
 	aux-pmus 60 - aux-pmus
-	ptsim-demo 300 - aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100 -o "$AUXLAB_TRACE_DIR/demo" -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+	ptsim-demo 300 - aux-record --flush-at-exit -C 1 -a 1024 -c 0x2401 -1 0x1d8fa0040000 -o "$AUXLAB_TRACE_DIR/demo" -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+	perf-demo 300 - mkdir -p "$AUXLAB_OUT/perf/demo" && cd "$AUXLAB_OUT/perf/demo" && perf record -C 1 -e ptsim// -- taskset -c 1 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 LIST
 # bench (make bench, scripts/bench.sh): the whole benchmark, each figure
 # repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.
