@@ -41,7 +41,7 @@ CASES = ['cpu', 'loss', 'mark', 'sample', 'snapshot', 'task']
 SAMPLE_BITS = [(1 << 1, 'tid'), (1 << 2, 'time'), (1 << 6, 'id'),
                (1 << 9, 'stream_id'), (1 << 7, 'cpu'), (1 << 16, 'identifier')]
 PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+'
-                 r'(?P<time>[\d.]+):.*ptwrite:\s+IP: (?P<ip>\d) payload: (?P<val>0x[0-9a-f]+|0)')
+                 r'(?:(?P<time>[\d.]+):)?.*ptwrite:\s+IP: (?P<ip>\d) payload: (?P<val>0x[0-9a-f]+|0)')
 ERR = re.compile(r'instruction trace error .* cpu (?P<cpu>-?\d+) .*code \d+: (?P<msg>.*)$')
 SAMPLE = re.compile(r'PERF_RECORD_SAMPLE\(.*\): (?P<pid>-?\d+)/(?P<tid>-?\d+):')
 AUXTRACE = re.compile(r'PERF_RECORD_AUXTRACE size: (?P<size>0x[0-9a-f]+|0) .*cpu: (?P<cpu>-?\d+)')
@@ -157,9 +157,15 @@ def report_dump(perf, data):
          'samples': collections.Counter(), 'aux_samples': collections.Counter(),
          'aux_flags': collections.Counter(), 'aux_records': 0}
     cur = None
+    in_sample = False	# dumping a sample's AUX data, not an AUXTRACE record
     for l in lines:
-        if 'Bad packet' in l:
+        # A sample's AUX data is a snapshot of the trace that starts and
+        # ends anywhere, also inside a packet: only the AUXTRACE records
+        # hold the whole trace.
+        if 'Bad packet' in l and not in_sample:
             r['bad'] += 1
+        if ': PERF_RECORD_' in l:
+            in_sample = 'PERF_RECORD_SAMPLE' in l
         m = AUXTRACE.search(l)
         if m:
             r['auxtrace'] += 1
@@ -218,7 +224,7 @@ def script_ptw(perf, data):
         if len(r['first']) < 4:
             r['first'].append(l.rstrip())
         if m.group('ip') == '1':
-            r['marks'].append(val)
+            r['marks'].append((cpu, val))
             continue
         if cpu in lost and lost[cpu][0] is None:
             # The PTW after an OVF: the bytes dropped, 16 per record.
@@ -382,10 +388,16 @@ def main():
                       'loss: the forced loss happened, and perf and aux-decode saw it',
                       f'OVF {r["scr"]["ovf"]}, warnings {r["warned"]}, gaps {r["tot"]["seq_gaps"]}')
         if c == 'mark' and r:
-            m = r['scr']['marks']
-            tap.check(len(m) > 0 and m == list(range(1, len(m) + 1)),
-                      'mark: ptsim_mark samples in perf\'s decoded trace, numbered 1, 2, 3...',
-                      f'{len(m)} marks: {m[:8]}')
+            # perf record opens the group on every CPU for the task: one
+            # ptsim_mark event per CPU, numbering its samples 1, 2, 3...
+            # into that CPU's buffer.
+            per_cpu = collections.defaultdict(list)
+            for cpu, val in r['scr']['marks']:
+                per_cpu[cpu].append(val)
+            bad = {cpu: v[:8] for cpu, v in per_cpu.items() if v != list(range(1, len(v) + 1))}
+            tap.check(per_cpu and not bad,
+                      'mark: ptsim_mark samples in perf\'s decoded trace, numbered 1, 2, 3... per CPU',
+                      f'{len(r["scr"]["marks"])} marks; out of sequence: {bad}')
     if a.summary and res.get('demo'):
         r = res['demo']
         for l in r['scr']['first']:
