@@ -50,7 +50,10 @@ record() {
 	elif [ ! -s "$O/$name/perf.data" ]; then
 		echo "not ok $n $name # no perf.data"
 	else
-		echo "ok $n $name $(wc -c <"$O/$name/perf.data") bytes"
+		# The size goes on a line of its own: a result's name must be
+		# the same on every kernel (make check compares them).
+		echo "# $name: perf.data of $(wc -c <"$O/$name/perf.data") bytes"
+		echo "ok $n $name"
 	fi
 }
 
