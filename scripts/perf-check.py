@@ -31,16 +31,17 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
 
 AUX_TRUNCATED, AUX_PARTIAL, AUX_COLLISION = 0x01, 0x04, 0x08
 REC_AUX, REC_AUXTRACE = 11, 71
-CASES = ['cpu', 'loss', 'mark', 'sample', 'snapshot', 'task']
+CASES = ['cpu', 'loss', 'mark', 'sample', 'snapshot', 'task', 'thread']
 SAMPLE_BITS = [(1 << 1, 'tid'), (1 << 2, 'time'), (1 << 6, 'id'),
                (1 << 9, 'stream_id'), (1 << 7, 'cpu'), (1 << 16, 'identifier')]
-PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+\[(?P<cpu>\d+)\]\s+'
+PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
                  r'(?:(?P<time>[\d.]+):)?.*ptwrite:\s+IP: (?P<ip>\d) payload: (?P<val>0x[0-9a-f]+|0)')
 ERR = re.compile(r'instruction trace error .* cpu (?P<cpu>-?\d+) .*code \d+: (?P<msg>.*)$')
 SAMPLE = re.compile(r'PERF_RECORD_SAMPLE\(.*\): (?P<pid>-?\d+)/(?P<tid>-?\d+):')
@@ -79,7 +80,7 @@ class Tap:
             print(f'{ok} {num} - {name}')
 
 
-def read_perf_data(path):
+def read_perf_data(path, snapshot=False):
     """The AUX area data and records of perf.data, per AUX buffer (CPU)."""
     with open(path, 'rb') as f:
         data = f.read()
@@ -118,7 +119,7 @@ def read_perf_data(path):
     # starts the next one at the true end: drop the padding there (the
     # last record's, at the end of the trace, decodes as PAD packets).
     trimmed = 0
-    for b in bufs.values():
+    for b in bufs.values() if not snapshot else ():
         copies = b['copies']
         for i in range(len(copies) - 1):
             (foff, aoff, size), nxt = copies[i], copies[i + 1][1]
@@ -131,8 +132,33 @@ def read_perf_data(path):
     return bufs, nauxtrace, trimmed
 
 
+def write_snapshot_dirs(bufs, outdir, aux_size):
+    """One directory per snapshot of each buffer, each decoded alone.
+
+    perf's AUXTRACE offset in snapshot mode is not a position in the AUX
+    stream (Intel PT publishes aux_head as an offset into the buffer, and
+    perf's snapshot code treats it so), and two snapshots may hold the
+    same data: only each snapshot's own bytes can be checked.
+    """
+    dirs = []
+    for cpu in sorted(c for c in bufs if bufs[c]['copies']):
+        b = bufs[cpu]
+        for k, (foff, aoff, size) in enumerate(b['copies']):
+            d = os.path.join(outdir, f'cpu{cpu}-snapshot{k}')
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, 'aux.bin'), 'wb') as f:
+                f.write(b['bytes'][foff:foff + size])
+            with open(os.path.join(d, 'records.txt'), 'w') as f:
+                f.write(f'pmu ptsim type=0 config=0x0 mode=snapshot aux_size={aux_size}\n')
+                f.write(f'COPY file_off=0 aux_off={aoff} size={size}\n')
+            dirs.append(d)
+    return dirs
+
+
 def write_decode_dirs(bufs, outdir, aux_size, mode):
     """aux-record's layout (aux.bin, records.txt), one directory per buffer."""
+    if mode == 'snapshot':
+        return write_snapshot_dirs(bufs, outdir, aux_size)
     dirs = []
     cpus = sorted(c for c in bufs if bufs[c]['copies'])
     for cpu in cpus:
@@ -147,12 +173,8 @@ def write_decode_dirs(bufs, outdir, aux_size, mode):
             f.write(f'pmu ptsim type=0 config=0x0 mode={mode} aux_size={aux_size}\n')
             events = [(a[0], 0, f'AUX offset={a[0]} size={a[1]} flags=0x{a[2]:x}') for a in aux]
             events += [(c[1], 1, f'COPY file_off={c[0]} aux_off={c[1]} size={c[2]}') for c in b['copies']]
-            # Snapshots are copied in the order taken; a full trace's
-            # records come before the copy of their data.
-            if mode == 'snapshot':
-                lines = [e[2] for e in events if e[1] == 1]
-            else:
-                lines = [e[2] for e in sorted(events, key=lambda e: (e[0], e[1]))]
+            # A record comes before the copy of its data.
+            lines = [e[2] for e in sorted(events, key=lambda e: (e[0], e[1]))]
             f.write(''.join(l + '\n' for l in lines))
         dirs.append(d)
     return dirs
@@ -234,7 +256,8 @@ def script_ptw(perf, data):
         if not m:
             continue
         r['ptw'] += 1
-        cpu, val = int(m.group('cpu')), int(m.group('val'), 16)
+        # No CPU column with per-thread buffers (--per-thread): one each.
+        cpu, val = int(m.group('cpu') or -1), int(m.group('val'), 16)
         if len(r['first']) < 4:
             r['first'].append(l.rstrip())
         if m.group('ip') == '1':
@@ -339,7 +362,8 @@ def check_case(tap, name, d, perf, decoder):
               f'warnings {dict(rep["warn"])}, flags {dict(rep["aux_flags"])}')
 
     # Our decoder on the same bytes.
-    bufs, nauxtrace, trimmed = read_perf_data(data)
+    bufs, nauxtrace, trimmed = read_perf_data(data, mode == 'snapshot')
+    shutil.rmtree(os.path.join(d, 'decode'), ignore_errors=True)
     dirs = write_decode_dirs(bufs, os.path.join(d, 'decode'), int(info.get('aux_size', 0)) or 1 << 22,
                              mode)
     ok, tot, summary = aux_decode(decoder, dirs)
@@ -358,10 +382,13 @@ def check_case(tap, name, d, perf, decoder):
                   f'{name}: aux-decode and perf agree on OVFs and gaps',
                   f'OVF: aux-decode {tot["type_ovf"]}, perf {scr["ovf"]}; '
                   f'gaps: aux-decode {tot["seq_gaps"]}, perf {scr["gaps"]}')
-        # A gap exactly where perf warns: gaps with PARTIAL records, none
-        # without.
-        tap.check((tot['seq_gaps'] > 0) == (warned > 0), f'{name}: perf warns of loss exactly when there are gaps',
-                  f'{tot["seq_gaps"]} gaps, {warned} warnings')
+        # perf warns of loss exactly when data was lost: a gap (with its
+        # PARTIAL record), or a TRUNCATED record, after which the trace
+        # ends (the kernel disabled the event on a full buffer).
+        truncated = rep['aux_flags']['truncated']
+        tap.check((tot['seq_gaps'] > 0 or truncated > 0) == (warned > 0),
+                  f'{name}: perf warns of loss exactly when there are gaps',
+                  f'{tot["seq_gaps"]} gaps, {truncated} TRUNCATED, {warned} warnings')
     res.update(tot=tot, warned=warned)
     return res
 

@@ -27,6 +27,8 @@
 #   sample    AUX sampling of an inherited group on 4 threads: a software
 #             clock event with aux-sample-size, led by ptsim
 #   mark      aux_output: ptsim_mark samples written into ptsim's trace
+#   thread    per-thread mmaps (--per-thread) and an AUX area of 1 MiB
+#             instead of perf's 4 MiB (-m ,256)
 
 O=${AUXLAB_OUT:-/tmp/out}/perf
 MS=1000
@@ -58,7 +60,7 @@ record() {
 }
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 record task 4194304 normal \
 	perf record -e ptsim// -- perf-spin "$MS"
 record cpu 4194304 normal \
@@ -78,3 +80,5 @@ record sample 0 sample \
 # with aux_output: one mark every 8 ticks of its leader's engine.
 record mark 4194304 normal \
 	perf record -e '{ptsim//,ptsim_mark/aux-output,period=8/}' -- perf-spin "$MS"
+record thread 1048576 normal \
+	perf record --per-thread -m ,256 -e ptsim// -- perf-spin "$MS"
