@@ -70,6 +70,7 @@ arm64: tree
 
 guest: kernel
 	@$(S)/build-guest.sh
+	@$(S)/build-perf.sh
 	@$(S)/initramfs.sh
 
 run: guest

@@ -51,6 +51,8 @@ mkdir -p "$BUILD/host"
 "${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" -I "$TREE/tools/include" \
 	-o "$BUILD/host/aux-decode" "$TREE/tools/aux/aux-decode.c" -lipt
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
+# The perf suite's workload (scripts/guest/perf-record.sh).
+"${CC[@]}" "${UCFLAGS[@]}" -pthread -o "$G/perf-spin" "$TOP/scripts/guest/perf-spin.c"
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
 # case must fail and whose init must WARN.

@@ -10,6 +10,10 @@
 # TAP (one case per trace) joins the results as suite "<v>/decode".  Output
 # that did not come back intact is one failure, "<v>/xfer".
 #
+# What perf recorded in the guest (suite perf/record) is read on the host
+# with the same perf binary and with aux-decode (scripts/perf-check.py):
+# suite "<v>/perf", compared between ours and upstream like the decodes.
+#
 # The kernels (VARIANTS, default "qemu debug upstream") are ours (qemu,
 # and debug: KASAN, lockdep, ...) and upstream: the base with everything of
 # ours but the AUX rewrite (patches/rewrite), same qemu config, same guest.
@@ -57,6 +61,19 @@ decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
 	info "decode[$v]: $(grep -c '^ok ' "$rd/decode.tap") ok, $(grep -c '^not ok ' "$rd/decode.tap") not ok"
 	taps+=(--tap "$v/decode=$rd/decode.tap")
 }
+# perf_check VARIANT RUNDIR: the host half of the perf suite: what perf
+# recorded in the guest (guest/perf/<case>/perf.data), read with the same
+# perf and with aux-decode (scripts/perf-check.py); TAP suite "<v>/perf".
+perf_check() {
+	local v=$1 rd=$2
+	rm -f "$rd/perf.tap" "$rd/perf.err"
+	stage "perf[$v]: perf report, perf script and aux-decode on the perf suite's recordings"
+	"$TOP/scripts/perf-check.py" "$rd" >"$rd/perf.tap" 2>"$rd/perf.err" ||
+		info "perf[$v]: perf-check.py exited with $? (stderr: $rd/perf.err)"
+	info "perf[$v]: $(grep -c '^ok ' "$rd/perf.tap") ok, $(grep -c '^not ok ' "$rd/perf.tap") not ok"
+	grep -h '^# [a-z]*: bytes=' "$rd/perf.tap" | sed 's/^# /    /' || true
+	taps+=(--tap "$v/perf=$rd/perf.tap")
+}
 for v in $VARIANTS; do
 	# No logs of an earlier run may stand in for a boot that failed to
 	# start (the comparison reads them too).
@@ -64,6 +81,7 @@ for v in $VARIANTS; do
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
 	runs+=("$v=$OUT/check-$v")
 	decode "$v" "$OUT/check-$v"
+	perf_check "$v" "$OUT/check-$v"
 	# The fuzzer's summary: operations, fault injections, leaks.
 	fz=$(sed -n 's/^# ptsim_fuzz: //p' "$OUT/check-$v/tests.log" | tail -n1)
 	[ -z "$fz" ] || info "fuzz[$v]: $fz"

@@ -5,7 +5,8 @@
 The two kernels differ only by the AUX rewrite (patches/rewrite) and boot
 the same initramfs, so every test must come out the same on both.  Each
 run directory is one of scripts/boot.sh's (console.log, tests.log, the
-guest's files in guest/, and decode.tap from make check's trace decoding).
+guest's files in guest/, decode.tap from make check's trace decoding and
+perf.tap from its checks of the perf suite's recordings).
 
 Compared:
   - every result, as results.py parses it (KUnit cases from the console,
@@ -52,6 +53,10 @@ def collect(rundir):
     dec = os.path.join(rundir, 'decode.tap')
     if os.path.exists(dec):
         results.parse_tap_file('decode', dec, t)
+    # The host's checks of the perf suite's recordings (perf-check.py).
+    prf = os.path.join(rundir, 'perf.tap')
+    if os.path.exists(prf):
+        results.parse_tap_file('perf', prf, t)
     suites = collections.defaultdict(collections.Counter)
     for suite, outcome, name in t.results:
         suites[suite][(name, outcome)] += 1

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Install the Debian packages the harness needs.  Idempotent: apt-get runs
-# only when something is missing, so a warm machine pays a dpkg query.
+# Install the Debian packages the harness needs (among them what the
+# static perf of scripts/build-perf.sh needs: libelf-dev, zlib1g-dev,
+# flex, bison, pkg-config).  Idempotent: apt-get runs only when
+# something is missing, so a warm machine pays a dpkg query.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -10,6 +12,7 @@ PKGS=(
 	python3 git ccache qemu-system-x86 busybox-static libipt-dev
 	sparse python3-sphinx python3-ply python3-git rsync coccinelle
 	gcc-aarch64-linux-gnu
+	zlib1g-dev pkg-config
 )
 # "deps.sh bench": what make bench needs on top (the plot).
 [ "${1:-}" = bench ] && PKGS=(gnuplot-nox)

@@ -24,6 +24,10 @@ cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$G/modules" "$R/tests/"
 cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
+# perf (scripts/build-perf.sh) and the perf suite's guest half.
+[ -x "$BUILD/perf/perf" ] || die "no $BUILD/perf/perf; run scripts/build-perf.sh"
+cp "$BUILD/perf/perf" "$G/perf-spin" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-record.sh" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -39,7 +43,7 @@ timeout_of() {
 }
 # The demo (make run, below) and its check suite: the recorder and the
 # workload it traces.
-DEMO_RECORD="aux-record --flush-at-exit -C 1 -a 1024 -c 0x763e80100"
+DEMO_RECORD="aux-record --flush-at-exit -C 1 -a 1024 -c 0x2401 -1 0x1d8fa0040000"
 DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done'"
 {
 	echo "# name timeout-seconds needs command"
@@ -57,18 +61,27 @@ DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); don
 	# on an unexplained gap or a byte the flush left stranded.
 	echo "aux-record/flush-at-exit 300 - $DEMO_RECORD -o \"\$AUXLAB_TRACE_DIR/aux_record_flush\" -- $DEMO_LOAD" \
 		"&& grep -q '^FLUSH errno=0 ' \"\$AUXLAB_TRACE_DIR/aux_record_flush/records.txt\""
+	# perf records ptsim (scripts/guest/perf-record.sh); the host checks
+	# the recordings (scripts/perf-check.sh, suite <kernel>/perf).
+	echo "perf/record 900 - perf-record.sh"
 } >"$R/tests/check.list"
+# perf (scripts/perf-check.sh alone): the perf suite's recordings only.
+grep '^perf/' "$R/tests/check.list" >"$R/tests/perf.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
-# hardware with a large on-chip buffer does: config 0x763e80100 is rate=256
+# hardware with a large on-chip buffer does: config 0x2401 is pt,tsc,branch
+# (perf's default), config1 0x1d8fa0040000 is rate=256
 # period=1000 fifo=22 drain=3, i.e. 4 KiB produced and 3 KiB drained per
 # 1 ms tick into a 4 MiB FIFO.  When the loop is done the event is still
 # running; aux-record --flush-at-exit flushes the FIFO before it stops the
 # event, and the host decodes the trace and checks that the flush left
-# nothing in the FIFO.
+# nothing in the FIFO.  Then perf records the same loop on CPU 1 with
+# ptsim's defaults (perf record -C 1 -e ptsim//), which the host reads
+# with perf script (scripts/perf-check.py --summary).
 cat >"$R/tests/run.list" <<-LIST
 	aux-pmus 60 - aux-pmus
 	ptsim-demo 300 - $DEMO_RECORD -o "\$AUXLAB_TRACE_DIR/demo" -- $DEMO_LOAD
+	perf-demo 300 - mkdir -p "\$AUXLAB_OUT/perf/demo" && cd "\$AUXLAB_OUT/perf/demo" && perf record -C 1 -e ptsim// -- $DEMO_LOAD
 LIST
 # bench (make bench, scripts/bench.sh): the whole benchmark, each figure
 # repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.

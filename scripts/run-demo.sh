@@ -29,7 +29,11 @@ decoder=$BUILD/host/aux-decode
 [ -x "$decoder" ] || die "no decoder $decoder; run scripts/build-guest.sh"
 
 why=()	# the reasons the run failed
-"$TOP/scripts/boot.sh" qemu run "$rundir" || why+=("the guest did not finish cleanly")
+# tsc=reliable: under TCG the clocksource watchdog marks the TSC unstable
+# at a moment that depends on the host's load, and from then on perf
+# cannot convert the TSC packets of the trace into time stamps.
+APPEND="${APPEND:+$APPEND }tsc=reliable" \
+	"$TOP/scripts/boot.sh" qemu run "$rundir" || why+=("the guest did not finish cleanly")
 
 # The same verdict "make check" would give on this boot: suites' exit
 # status, splats on the console, an unfinished /init.
@@ -68,6 +72,32 @@ bytes=$(field bytes)
 [ "$(field unexplained_gaps)" = 0 ] || why+=("unexplained sequence gaps")
 [ "$(field fifo_stranded)" = 0 ] || why+=("data stranded in the FIFO after the flush: $(field fifo_stranded) bytes")
 info "trace kept in $trace (aux.bin, records.txt); decoder output in $rundir/decode.txt"
+
+# The perf view of the same demo: perf recorded the loop too (perf-demo in
+# the run list); the same perf binary reads it here (a few events of the
+# loop's shell, symbolised from the initramfs where perf can: busybox is
+# stripped), and perf's checks of
+# the perf suite (scripts/perf-check.py) give the perf-run line.
+stage "run: perf script on $rundir/guest/perf/demo"
+perf_line=
+if [ -f "$rundir/guest/perf/demo/perf.data" ]; then
+	"$BUILD/perf/perf" script --itrace=qwp --symfs "$BUILD/initramfs" \
+		-i "$rundir/guest/perf/demo/perf.data" 2>/dev/null |
+		awk '$1 == "sh" && / psb: / && p < 2 { print; p++ }
+		     $1 == "sh" && / ptwrite: / && w < 6 { print; w++ }' |
+		cut -c1-150 | sed 's/^/    /' || true
+	prc=0
+	"$TOP/scripts/perf-check.py" --summary "$rundir" >"$rundir/perf.tap" 2>"$rundir/perf.err" || prc=$?
+	perf_line=$(grep '^perf-run: ' "$rundir/perf.tap" || true)
+	[ $prc -eq 0 ] || {
+		grep -A8 '^not ok' "$rundir/perf.tap" | sed 's/^/    /'
+		why+=("perf's checks of the demo failed (see $rundir/perf.tap)")
+	}
+	[ -n "$perf_line" ] || why+=("no perf-run summary (see $rundir/perf.tap)")
+else
+	why+=("perf recorded nothing (no $rundir/guest/perf/demo/perf.data; see $rundir/tests.log)")
+fi
 for w in "${why[@]}"; do warn "run: FAILED: $w"; done
 echo "$summary"
+echo "${perf_line:-perf-run: failed}"
 [ ${#why[@]} -eq 0 ]

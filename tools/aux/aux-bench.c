@@ -75,13 +75,18 @@
 #define DEBUGFS_BENCH	"/sys/kernel/debug/ptsim/bench"
 #define DEBUGFS_SETUP	"/sys/kernel/debug/ptsim/setup_aux"
 
-/* ptsim's config fields (Documentation/admin-guide/perf/ptsim.rst). */
-#define RATE(x)		((uint64_t)(x))
-#define PERIOD(us)	((uint64_t)(us) << 16)
-#define FIFO(s)		((uint64_t)(s) << 28)
-#define DRAIN(kib)	((uint64_t)(kib) << 33)
-#define BENCH(s)	((uint64_t)(s) << 56)
-#define BENCH_SPLIT	((uint64_t)1 << 61)
+/*
+ * ptsim's config fields (Documentation/admin-guide/perf/ptsim.rst): in
+ * config, Intel PT's pt, tsc and branch, as perf sets them; the
+ * simulation in config1, the benchmark mode in config2.
+ */
+#define PT_CONFIG	((uint64_t)1 << 0 | (uint64_t)1 << 10 | (uint64_t)1 << 13)
+#define RATE(x)		((uint64_t)(x) << 10)
+#define PERIOD(us)	((uint64_t)(us) << 26)
+#define FIFO(s)		((uint64_t)(s) << 38)
+#define DRAIN(kib)	((uint64_t)(kib) << 43)
+#define BENCH(s)	((uint64_t)(s) << 0)
+#define BENCH_SPLIT	((uint64_t)1 << 5)
 
 #define MAX_REPS	64
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -159,8 +164,9 @@ struct sess {
 	char *copy;			/* where the consumer copies to */
 };
 
-static int sess_open(struct sess *s, uint64_t config, pid_t pid, int cpu,
-		     size_t data_pages, size_t aux_size, uint32_t watermark)
+static int sess_open(struct sess *s, uint64_t config1, uint64_t config2,
+		     pid_t pid, int cpu, size_t data_pages, size_t aux_size,
+		     uint32_t watermark)
 {
 	struct perf_event_attr attr;
 
@@ -169,7 +175,9 @@ static int sess_open(struct sess *s, uint64_t config, pid_t pid, int cpu,
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = ptsim_type;
-	attr.config = config;
+	attr.config = PT_CONFIG;
+	attr.config1 = config1;
+	attr.config2 = config2;
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.sample_id_all = 1;
@@ -325,14 +333,15 @@ static int kstats_read(struct kstats *k)
  * data out if @copy).  Returns the kernel's figures and, in *tput, the
  * bytes the consumer took per us of guest time (= MB/s).
  */
-static int run_bench_mode(uint64_t config, int ms, size_t aux_size,
-			  bool copy, struct kstats *k, double *tput)
+static int run_bench_mode(uint64_t config1, uint64_t config2, int ms,
+			  size_t aux_size, bool copy, struct kstats *k,
+			  double *tput)
 {
 	struct sess s;
 	double t0, t1;
 	int ret = -1;
 
-	if (sess_open(&s, config, -1, bench_cpu, 512, aux_size, 0))
+	if (sess_open(&s, config1, config2, -1, bench_cpu, 512, aux_size, 0))
 		goto out;
 	if (copy) {
 		s.copy = malloc(aux_size);
@@ -390,7 +399,7 @@ static uint64_t txn_config(int shift)
 {
 	int rate = (1 << 20) >> shift;
 
-	return BENCH(shift) | RATE(rate > 1024 ? 1024 : rate) | PERIOD(2000);
+	return RATE(rate > 1024 ? 1024 : rate) | PERIOD(2000);
 }
 
 /* Figure 1: ns per transaction, measured in the kernel. */
@@ -408,7 +417,8 @@ static void fig_txn(void)
 			struct kstats k;
 			double tput;
 
-			if (run_bench_mode(txn_config(shift), smoke ? 20 : 100,
+			if (run_bench_mode(txn_config(shift), BENCH(shift),
+					   smoke ? 20 : 100,
 					   TXN_AUX_SIZE, false,
 					   &k, &tput) ||
 			    !k.txns) {
@@ -439,8 +449,8 @@ static void fig_txn_split(void)
 		struct kstats k;
 		double tput;
 
-		if (run_bench_mode(BENCH(6) | BENCH_SPLIT | RATE(1024) |
-				   PERIOD(2000), smoke ? 20 : 100, 16 << 20,
+		if (run_bench_mode(RATE(1024) | PERIOD(2000),
+				   BENCH(6) | BENCH_SPLIT, smoke ? 20 : 100, 16 << 20,
 				   false, &k, &tput) || !k.txns) {
 			ok = false;
 			break;
@@ -512,7 +522,7 @@ static void fig_tput(void)
 		for (r = 0; r < reps; r++) {
 			struct kstats k;
 
-			if (run_bench_mode(BENCH(shift) | RATE(rate) | PERIOD(10),
+			if (run_bench_mode(RATE(rate) | PERIOD(10), BENCH(shift),
 					   smoke ? 20 : 200, 16 << 20, true,
 					   &k, &v[r])) {
 				ok = false;
@@ -541,7 +551,7 @@ static void fig_wake(void)
 		double t0;
 
 		/* One transaction of W bytes every 4 ms, watermark W. */
-		if (sess_open(&s, BENCH(shift) | RATE(1) | PERIOD(4000), -1,
+		if (sess_open(&s, RATE(1) | PERIOD(4000), BENCH(shift), -1,
 			      bench_cpu, 64, 16 << 20, 1U << shift))
 			goto done;
 		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -602,7 +612,7 @@ static void fig_mmap(void)
 			void *aux;
 
 			ok = false;
-			if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+			if (sess_open(&s, 0, 0, -1, bench_cpu, 8, 0, 0))
 				goto next;
 			s.pg->aux_offset = s.data_size + page_size;
 			s.pg->aux_size = size;
@@ -640,7 +650,7 @@ next:
 		struct sess s;
 		bool ok = false;
 
-		if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+		if (sess_open(&s, 0, 0, -1, bench_cpu, 8, 0, 0))
 			goto cdone;
 		for (r = 0; r < reps; r++) {
 			int c, cycles = smoke ? 2 : 20;
@@ -717,7 +727,7 @@ static double run_workload(uint64_t config, long iters)
 	close(go[0]);
 	close(res[1]);
 	if (config) {
-		if (sess_open(&s, config, pid, -1, 64, 4 << 20, 0))
+		if (sess_open(&s, config, 0, pid, -1, 64, 4 << 20, 0))
 			goto out;
 		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
@@ -804,7 +814,7 @@ static void fig_flush(void)
 		struct sess s;
 		bool ok = false;
 
-		if (sess_open(&s, runs[i].config, -1, bench_cpu, 64, 4 << 20, 0))
+		if (sess_open(&s, runs[i].config, 0, -1, bench_cpu, 64, 4 << 20, 0))
 			goto done;
 		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
 		usleep(10000);
@@ -852,7 +862,7 @@ static int run_load(const char *what, int secs)
 	int ret = 1;
 
 	if (!strcmp(what, "txn")) {
-		if (sess_open(&s, txn_config(6), -1, bench_cpu, 512,
+		if (sess_open(&s, txn_config(6), BENCH(6), -1, bench_cpu, 512,
 			      TXN_AUX_SIZE, 0))
 			goto out;
 		ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -864,7 +874,7 @@ static int run_load(const char *what, int secs)
 	} else if (!strcmp(what, "mmap")) {
 		size_t size = 64 << 20;
 
-		if (sess_open(&s, 0, -1, bench_cpu, 8, 0, 0))
+		if (sess_open(&s, 0, 0, -1, bench_cpu, 8, 0, 0))
 			goto out;
 		while (now_ns() - t0 < limit) {
 			void *aux;

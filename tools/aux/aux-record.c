@@ -70,7 +70,7 @@
 
 struct options {
 	const char *pmu;
-	unsigned long long config;
+	unsigned long long config, config1, config2;
 	unsigned long data_pages;
 	unsigned long aux_pages;
 	unsigned int watermark;
@@ -155,11 +155,14 @@ static noreturn void __printf(1, 2) die(const char *fmt, ...)
 static void print_help(FILE *f)
 {
 	fprintf(f,
-		"usage: aux-record [-e PMU] [-c CONFIG] [-m DATA_PAGES] [-a AUX_PAGES]\n"
-		"                  [-w WATERMARK_BYTES] [-S] [-P MS] [-C CPU] [-i] [-d MS]\n"
-		"                  [-o DIR] [--flush-at-exit] [-- CMD ARGS...]\n"
+		"usage: aux-record [-e PMU] [-c CONFIG] [-1 CONFIG1] [-2 CONFIG2]\n"
+		"                  [-m DATA_PAGES] [-a AUX_PAGES] [-w WATERMARK_BYTES] [-S]\n"
+		"                  [-P MS] [-C CPU] [-i] [-d MS] [-o DIR] [--flush-at-exit]\n"
+		"                  [-- CMD ARGS...]\n"
 		"  -e PMU     PMU name (default ptsim)\n"
 		"  -c CONFIG  attr.config, decimal or 0x hex (default 0)\n"
+		"  -1 CONFIG1 attr.config1 (default 0)\n"
+		"  -2 CONFIG2 attr.config2 (default 0)\n"
 		"  -m N       data area pages, a power of 2 (default %d)\n"
 		"  -a N       AUX area pages, a power of 2 (default %d)\n"
 		"  -w BYTES   attr.aux_watermark (default 0: the kernel's)\n"
@@ -216,7 +219,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->dir = DEF_DIR;
 
 	/* '+': stop at the first non-option, the command */
-	while ((c = getopt_long(argc, argv, "+e:c:m:a:w:SP:C:id:o:h", longopts,
+	while ((c = getopt_long(argc, argv, "+e:c:1:2:m:a:w:SP:C:id:o:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'F':
@@ -229,6 +232,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'c':
 			o->config = parse_num("-c", optarg, ~0ULL);
+			break;
+		case '1':
+			o->config1 = parse_num("-1", optarg, ~0ULL);
+			break;
+		case '2':
+			o->config2 = parse_num("-2", optarg, ~0ULL);
 			break;
 		case 'm':
 			o->data_pages = parse_num("-m", optarg, 1UL << 20);
@@ -567,6 +576,8 @@ static int open_event(const struct options *o, int type, pid_t pid)
 	attr.size = sizeof(attr);
 	attr.type = type;
 	attr.config = o->config;
+	attr.config1 = o->config1;
+	attr.config2 = o->config2;
 	attr.disabled = 1;
 	attr.inherit = o->inherit;
 	attr.aux_watermark = o->watermark;

@@ -65,23 +65,38 @@
 #include <asm/msr.h>
 #endif
 
-/* attr.config layout; see the format/ attributes below. */
-#define PTSIM_CFG_RATE		GENMASK_ULL(15, 0)
-#define PTSIM_CFG_PERIOD	GENMASK_ULL(27, 16)
-#define PTSIM_CFG_FIFO		GENMASK_ULL(32, 28)
-#define PTSIM_CFG_DRAIN		GENMASK_ULL(44, 33)
-#define PTSIM_CFG_PSB		GENMASK_ULL(48, 45)
-#define PTSIM_CFG_REGION	GENMASK_ULL(52, 49)
-#define PTSIM_CFG_NOFLUSH	BIT_ULL(53)
-#define PTSIM_CFG_BENCH		GENMASK_ULL(60, 56)
-#define PTSIM_CFG_BENCH_SPLIT	BIT_ULL(61)
-#define PTSIM_CFG_MASK		(GENMASK_ULL(53, 0) | PTSIM_CFG_BENCH | \
-				 PTSIM_CFG_BENCH_SPLIT)
+/*
+ * attr.config: the bits of Intel PT's layout (intel_pt's format/) that
+ * ptsim implements, at intel_pt's positions, so that tools which know
+ * intel_pt's bits (perf) configure ptsim alike; see the format/
+ * attributes below.  Every other bit of config is reserved.
+ */
+#define PTSIM_CFG_PT		BIT_ULL(0)	/* accepted, always on */
+#define PTSIM_CFG_TSC		BIT_ULL(10)
+#define PTSIM_CFG_BRANCH	BIT_ULL(13)
+#define PTSIM_CFG_PSB		GENMASK_ULL(27, 24)
+#define PTSIM_CFG_MASK		(PTSIM_CFG_PT | PTSIM_CFG_TSC | \
+				 PTSIM_CFG_BRANCH | PTSIM_CFG_PSB)
 
-/* attr.config1: what the PERF_RECORD_AUX flags say. */
+/*
+ * attr.config1: the simulation, which intel_pt has no bits for, and what
+ * the PERF_RECORD_AUX flags say.
+ */
 #define PTSIM_CFG1_FMT		GENMASK_ULL(7, 0)
 #define PTSIM_CFG1_LOSS		GENMASK_ULL(9, 8)
-#define PTSIM_CFG1_MASK		GENMASK_ULL(9, 0)
+#define PTSIM_CFG1_RATE		GENMASK_ULL(25, 10)
+#define PTSIM_CFG1_PERIOD	GENMASK_ULL(37, 26)
+#define PTSIM_CFG1_FIFO		GENMASK_ULL(42, 38)
+#define PTSIM_CFG1_DRAIN	GENMASK_ULL(54, 43)
+#define PTSIM_CFG1_REGION	GENMASK_ULL(58, 55)
+#define PTSIM_CFG1_NOFLUSH	BIT_ULL(59)
+#define PTSIM_CFG1_MASK		GENMASK_ULL(59, 0)
+
+/* attr.config2: the benchmark mode. */
+#define PTSIM_CFG2_BENCH	GENMASK_ULL(4, 0)
+#define PTSIM_CFG2_BENCH_SPLIT	BIT_ULL(5)
+#define PTSIM_CFG2_MASK		GENMASK_ULL(5, 0)
+
 #define PTSIM_LOSS_NONE		0
 #define PTSIM_LOSS_PARTIAL	1
 #define PTSIM_LOSS_COLLISION	2
@@ -151,6 +166,9 @@ struct ptsim_buf {
  * @period: tick period
  * @drain: bytes drained into the AUX buffer per tick, ULONG_MAX for all
  * @psb_period: bytes of produced trace between two PSB+ records
+ * @tsc: PSB+ carries a TSC packet (config bit tsc)
+ * @branch: data records are filled with TNT packets (config bit branch),
+ * otherwise with PADs
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
  * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
@@ -179,6 +197,8 @@ struct ptsim_event {
 	ktime_t		period;
 	unsigned long	drain;
 	unsigned long	psb_period;
+	bool		tsc;
+	bool		branch;
 	unsigned int	region_shift;
 	bool		noflush;
 	u64		aux_flags;
@@ -366,13 +386,18 @@ static u64 ptsim_user_ip(void)
 	return instruction_pointer(task_pt_regs(current));
 }
 
-/* PSB+: the synchronisation point; a FUP only while tracing is on. */
-static unsigned int rec_psb_plus(u8 *p, u64 fup_ip)
+/*
+ * PSB+: the synchronisation point; a TSC if configured, a FUP only while
+ * tracing is on.
+ */
+static unsigned int rec_psb_plus(const struct ptsim_event *ev, u8 *p,
+				 u64 fup_ip)
 {
 	unsigned int n;
 
 	n = pt_psb(p);
-	n += pt_tsc(p + n, ptsim_tsc());
+	if (ev->tsc)
+		n += pt_tsc(p + n, ptsim_tsc());
 	n += pt_cbr(p + n, PTSIM_CBR_RATIO);
 	n += pt_mode_exec(p + n);
 	if (fup_ip)
@@ -381,12 +406,15 @@ static unsigned int rec_psb_plus(u8 *p, u64 fup_ip)
 	return n;
 }
 
-static unsigned int rec_data(u8 *p, u64 seq)
+static unsigned int rec_data(const struct ptsim_event *ev, u8 *p, u64 seq)
 {
 	unsigned int n = pt_ptw64(p, seq);
 
-	/* Short TNT packets, one "taken" bit each, to fill the record. */
-	memset(p + n, 0x06, PTSIM_DATA_SIZE - n);
+	/*
+	 * Fill the record with short TNT packets, one "taken" bit each,
+	 * when branches are traced, and with PADs when they are not.
+	 */
+	memset(p + n, ev->branch ? 0x06 : 0x00, PTSIM_DATA_SIZE - n);
 	return PTSIM_DATA_SIZE;
 }
 
@@ -858,7 +886,7 @@ static void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 {
 	u8 rec[PTSIM_MAX_RECORD];
 
-	put_control(ev, rec, rec_psb_plus(rec, 0));
+	put_control(ev, rec, rec_psb_plus(ev, rec, 0));
 	put_control(ev, rec, pt_ip(rec, PT_TIP_PGE, ip));
 	ev->since_psb = 0;
 	c->tracing = true;
@@ -888,12 +916,12 @@ static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 			ev->since_psb += len;
 		}
 		if (ev->since_psb >= ev->psb_period) {
-			len = rec_psb_plus(rec, ip);
+			len = rec_psb_plus(ev, rec, ip);
 			if (!fifo_put(ev, rec, len))
 				goto drop;
 			ev->since_psb = 0;
 		}
-		len = rec_data(rec, c->buf->seq);
+		len = rec_data(ev, rec, c->buf->seq);
 		if (!fifo_put(ev, rec, len))
 			goto drop;
 		c->buf->seq++;
@@ -1413,31 +1441,33 @@ static void ptsim_event_destroy(struct perf_event *event)
 static int ptsim_event_init(struct perf_event *event)
 {
 	u64 config = event->attr.config;
+	u64 config1 = event->attr.config1;
+	u64 config2 = event->attr.config2;
 	unsigned int rate, period, fifo_shift, region, loss, bench;
 	struct ptsim_event *ev;
 
 	/* Any of the engine's registrations (see ptsim_init()). */
 	if (event->attr.type != event->pmu->type)
 		return -ENOENT;
-	if ((config & ~PTSIM_CFG_MASK) ||
-	    (event->attr.config1 & ~PTSIM_CFG1_MASK) || event->attr.config2)
+	if ((config & ~PTSIM_CFG_MASK) || (config1 & ~PTSIM_CFG1_MASK) ||
+	    (config2 & ~PTSIM_CFG2_MASK))
 		return -EINVAL;
-	loss = FIELD_GET(PTSIM_CFG1_LOSS, event->attr.config1);
+	loss = FIELD_GET(PTSIM_CFG1_LOSS, config1);
 	if (loss > PTSIM_LOSS_COLLISION)
 		return -EINVAL;
 
-	rate = FIELD_GET(PTSIM_CFG_RATE, config) ?: PTSIM_DEF_RATE;
-	period = FIELD_GET(PTSIM_CFG_PERIOD, config) ?: PTSIM_DEF_PERIOD_US;
-	fifo_shift = FIELD_GET(PTSIM_CFG_FIFO, config) ?: PTSIM_DEF_FIFO_SHIFT;
-	region = FIELD_GET(PTSIM_CFG_REGION, config);
-	bench = FIELD_GET(PTSIM_CFG_BENCH, config);
+	rate = FIELD_GET(PTSIM_CFG1_RATE, config1) ?: PTSIM_DEF_RATE;
+	period = FIELD_GET(PTSIM_CFG1_PERIOD, config1) ?: PTSIM_DEF_PERIOD_US;
+	fifo_shift = FIELD_GET(PTSIM_CFG1_FIFO, config1) ?: PTSIM_DEF_FIFO_SHIFT;
+	region = FIELD_GET(PTSIM_CFG1_REGION, config1);
+	bench = FIELD_GET(PTSIM_CFG2_BENCH, config2);
 	if (rate > PTSIM_MAX_RATE || period < PTSIM_MIN_PERIOD_US ||
 	    fifo_shift < PTSIM_MIN_FIFO_SHIFT ||
 	    fifo_shift > PTSIM_MAX_FIFO_SHIFT ||
 	    region > PTSIM_MAX_REGION_SHIFT ||
 	    (bench && (bench < PTSIM_MIN_BENCH_SHIFT ||
 		       bench > PTSIM_MAX_BENCH_SHIFT)) ||
-	    (!bench && (config & PTSIM_CFG_BENCH_SPLIT)))
+	    (!bench && (config2 & PTSIM_CFG2_BENCH_SPLIT)))
 		return -EINVAL;
 
 	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
@@ -1455,16 +1485,18 @@ static int ptsim_event_init(struct perf_event *event)
 	}
 	ev->rate = rate;
 	ev->period = ns_to_ktime((u64)period * NSEC_PER_USEC);
-	ev->drain = FIELD_GET(PTSIM_CFG_DRAIN, config) * SZ_1K ?: ULONG_MAX;
+	ev->drain = FIELD_GET(PTSIM_CFG1_DRAIN, config1) * SZ_1K ?: ULONG_MAX;
 	ev->psb_period = 2048UL << FIELD_GET(PTSIM_CFG_PSB, config);
+	ev->tsc = config & PTSIM_CFG_TSC;
+	ev->branch = config & PTSIM_CFG_BRANCH;
 	ev->region_shift = region;
-	ev->noflush = FIELD_GET(PTSIM_CFG_NOFLUSH, config);
+	ev->noflush = FIELD_GET(PTSIM_CFG1_NOFLUSH, config1);
 	ev->aux_flags = FIELD_PREP(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK,
-				   FIELD_GET(PTSIM_CFG1_FMT, event->attr.config1));
+				   FIELD_GET(PTSIM_CFG1_FMT, config1));
 	ev->loss_flag = loss == PTSIM_LOSS_PARTIAL ? PERF_AUX_FLAG_PARTIAL :
 			loss == PTSIM_LOSS_COLLISION ? PERF_AUX_FLAG_COLLISION : 0;
 	ev->bench_shift = bench;
-	ev->bench_split = FIELD_GET(PTSIM_CFG_BENCH_SPLIT, config);
+	ev->bench_split = FIELD_GET(PTSIM_CFG2_BENCH_SPLIT, config2);
 
 	event->pmu_private = ev;
 	event->destroy = ptsim_event_destroy;
@@ -1473,28 +1505,36 @@ static int ptsim_event_init(struct perf_event *event)
 
 /* ---- sysfs: format/ and caps/ ---- */
 
-PMU_FORMAT_ATTR(rate,		"config:0-15");
-PMU_FORMAT_ATTR(period,		"config:16-27");
-PMU_FORMAT_ATTR(fifo,		"config:28-32");
-PMU_FORMAT_ATTR(drain,		"config:33-44");
-PMU_FORMAT_ATTR(psb_period,	"config:45-48");
-PMU_FORMAT_ATTR(region,		"config:49-52");
-PMU_FORMAT_ATTR(noflush,	"config:53");
+/* Intel PT's bits, where intel_pt has them. */
+PMU_FORMAT_ATTR(pt,		"config:0");
+PMU_FORMAT_ATTR(tsc,		"config:10");
+PMU_FORMAT_ATTR(branch,		"config:13");
+PMU_FORMAT_ATTR(psb_period,	"config:24-27");
+/* The simulation. */
 PMU_FORMAT_ATTR(aux_fmt,	"config1:0-7");
 PMU_FORMAT_ATTR(aux_loss,	"config1:8-9");
-PMU_FORMAT_ATTR(bench,		"config:56-60");
-PMU_FORMAT_ATTR(bench_split,	"config:61");
+PMU_FORMAT_ATTR(rate,		"config1:10-25");
+PMU_FORMAT_ATTR(period,		"config1:26-37");
+PMU_FORMAT_ATTR(fifo,		"config1:38-42");
+PMU_FORMAT_ATTR(drain,		"config1:43-54");
+PMU_FORMAT_ATTR(region,		"config1:55-58");
+PMU_FORMAT_ATTR(noflush,	"config1:59");
+PMU_FORMAT_ATTR(bench,		"config2:0-4");
+PMU_FORMAT_ATTR(bench_split,	"config2:5");
 
 static struct attribute *ptsim_format_attrs[] = {
+	&format_attr_pt.attr,
+	&format_attr_tsc.attr,
+	&format_attr_branch.attr,
+	&format_attr_psb_period.attr,
+	&format_attr_aux_fmt.attr,
+	&format_attr_aux_loss.attr,
 	&format_attr_rate.attr,
 	&format_attr_period.attr,
 	&format_attr_fifo.attr,
 	&format_attr_drain.attr,
-	&format_attr_psb_period.attr,
 	&format_attr_region.attr,
 	&format_attr_noflush.attr,
-	&format_attr_aux_fmt.attr,
-	&format_attr_aux_loss.attr,
 	&format_attr_bench.attr,
 	&format_attr_bench_split.attr,
 	NULL,
@@ -1519,6 +1559,9 @@ PTSIM_CAP(min_period_us, "%u", PTSIM_MIN_PERIOD_US);
 PTSIM_CAP(max_fifo_shift, "%u", PTSIM_MAX_FIFO_SHIFT);
 PTSIM_CAP(max_region_shift, "%u", PTSIM_MAX_REGION_SHIFT);
 PTSIM_CAP(psb_periods, "0x%lx", (2UL << FIELD_MAX(PTSIM_CFG_PSB)) - 1);
+/* As intel_pt's: a table of output regions; no MTC packets. */
+PTSIM_CAP(topa_multiple_entries, "%u", 1);
+PTSIM_CAP(mtc, "%u", 0);
 
 static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_record_size.attr,
@@ -1527,6 +1570,8 @@ static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_max_fifo_shift.attr,
 	&dev_attr_max_region_shift.attr,
 	&dev_attr_psb_periods.attr,
+	&dev_attr_topa_multiple_entries.attr,
+	&dev_attr_mtc.attr,
 	NULL,
 };
 

@@ -535,7 +535,7 @@ static void record_flags(struct __test_metadata *_metadata, int loss,
 	 */
 	ptsim_attr(&attr, overflow ? PTSIM_RATE(1024) | PTSIM_FIFO(9) |
 				     PTSIM_DRAIN(1) : 0);
-	attr.config1 = PTSIM1_FMT(FMT) | PTSIM1_LOSS(loss);
+	attr.config1 |= PTSIM1_FMT(FMT) | PTSIM1_LOSS(loss);
 	pid = spawn_burner(200, -1, &go);
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
@@ -632,7 +632,7 @@ TEST(aux_record_format_only_is_silent)
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
-	attr.config1 = PTSIM1_FMT(FMT);
+	attr.config1 |= PTSIM1_FMT(FMT);
 	attr.aux_start_paused = 1;
 	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -679,7 +679,7 @@ static void trace_watermark(struct __test_metadata *_metadata, struct sess *s,
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(s, fd, attr.config, 16, aux_pages, false));
+	ASSERT_EQ(0, sess_map(s, fd, attr.config1, 16, aux_pages, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 	status = consume_until_exit(s, pid);

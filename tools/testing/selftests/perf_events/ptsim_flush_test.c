@@ -24,8 +24,7 @@
 
 /* 128 records (2 KiB) a 1 ms tick into a 4 MiB FIFO, 1 KiB drained. */
 #define HOLD_CONFIG	(PTSIM_RATE(128) | PTSIM_PERIOD(1000) | \
-			 PTSIM_FIFO(22) | PTSIM_DRAIN(1) | PTSIM_PSB(15) | \
-			 PTSIM_REGION(10))
+			 PTSIM_FIFO(22) | PTSIM_DRAIN(1) | PTSIM_REGION(10))
 /*
  * No wrap and no TRUNCATED in a test, however slowly the guest runs: the
  * engine produces at most 2 KiB per millisecond of guest time (it never
@@ -120,6 +119,7 @@ static int open_hold(struct __test_metadata *_metadata, bool noflush,
 	int fd;
 
 	ptsim_attr(&attr, HOLD_CONFIG | (noflush ? PTSIM_NOFLUSH : 0));
+	attr.config |= PTSIM_PSB(15);
 	attr.inherit = inherit;
 	fd = open_retry(&attr, pid, cpu);
 	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));

@@ -500,7 +500,8 @@ static void op_open(struct th *t)
 		memset(&attr, 0, sizeof(attr));
 		attr.size = sizeof(attr);
 		attr.type = fz->type;
-		attr.config = rnd_config(t);
+		attr.config = PTSIM_CONFIG;
+		attr.config1 = rnd_config(t);
 		attr.exclude_kernel = 1;
 		attr.sample_id_all = 1;
 		attr.sample_type = PERF_SAMPLE_TID;
@@ -549,7 +550,8 @@ static void op_open(struct th *t)
 	drop_fd(group);
 	record(t, OP_OPEN, fd < 0 ? err : 0,
 	       "e%d %s config=0x%llx target=%s cpu=%d%s%s%s group=%d", slot,
-	       dummy ? "dummy" : "ptsim", (unsigned long long)attr.config,
+	       dummy ? "dummy" : "ptsim",
+	       (unsigned long long)(dummy ? attr.config : attr.config1),
 	       target, cpu < 0 ? -1 : cpu, attr.inherit ? " inherit" : "",
 	       attr.exclude_kernel ? "" : " kernel",
 	       attr.aux_output ? " aux_output" : "", gslot);

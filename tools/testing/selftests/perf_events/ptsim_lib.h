@@ -41,19 +41,31 @@
 #define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
 #define PTSIM_REC	16	/* data record size */
 
-/* attr.config fields, as listed in ptsim's format/ directory */
-#define PTSIM_RATE(x)		((__u64)(x) << 0)
-#define PTSIM_PERIOD(x)		((__u64)(x) << 16)
-#define PTSIM_FIFO(x)		((__u64)(x) << 28)
-#define PTSIM_DRAIN(x)		((__u64)(x) << 33)
-#define PTSIM_PSB(x)		((__u64)(x) << 45)
-#define PTSIM_REGION(x)		((__u64)(x) << 49)
-#define PTSIM_NOFLUSH		((__u64)1 << 53)	/* pmu::flush declines */
-/* attr.config1: the PMU format type and the loss flag of AUX records */
+/*
+ * ptsim's format/ directory.  attr.config holds the bits of Intel PT's
+ * layout that ptsim implements, where intel_pt has them.
+ */
+#define PTSIM_PT		((__u64)1 << 0)
+#define PTSIM_TSC		((__u64)1 << 10)	/* TSC in PSB+ */
+#define PTSIM_BRANCH		((__u64)1 << 13)	/* TNTs, not PADs */
+#define PTSIM_PSB(x)		((__u64)(x) << 24)
+/* perf's default for an Intel PT PMU: every test traces with it. */
+#define PTSIM_CONFIG		(PTSIM_PT | PTSIM_TSC | PTSIM_BRANCH)
+/*
+ * attr.config1: the simulation, and the PMU format type and the loss
+ * flag of AUX records.  ptsim_attr() takes these.
+ */
 #define PTSIM1_FMT(x)		((__u64)(x) << 0)
 #define PTSIM1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
-#define PTSIM_BENCH(x)		((__u64)(x) << 56)	/* benchmark mode */
-#define PTSIM_BENCH_SPLIT	((__u64)1 << 61)	/* ... timing end/begin */
+#define PTSIM_RATE(x)		((__u64)(x) << 10)
+#define PTSIM_PERIOD(x)		((__u64)(x) << 26)
+#define PTSIM_FIFO(x)		((__u64)(x) << 38)
+#define PTSIM_DRAIN(x)		((__u64)(x) << 43)
+#define PTSIM_REGION(x)		((__u64)(x) << 55)
+#define PTSIM_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
+/* attr.config2: the benchmark mode */
+#define PTSIM2_BENCH(x)		((__u64)(x) << 0)
+#define PTSIM2_BENCH_SPLIT	((__u64)1 << 5)		/* ... timing end/begin */
 
 static inline int ptsim_type(void)
 {
@@ -68,12 +80,14 @@ static inline int ptsim_type(void)
 	return type;
 }
 
-static inline void ptsim_attr(struct perf_event_attr *attr, __u64 config)
+/* A ptsim event with perf's default config and @sim in config1. */
+static inline void ptsim_attr(struct perf_event_attr *attr, __u64 sim)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->type = ptsim_type();
-	attr->config = config;
+	attr->config = PTSIM_CONFIG;
+	attr->config1 = sim;
 	attr->disabled = 1;
 	attr->exclude_kernel = 1;
 	attr->sample_id_all = 1;

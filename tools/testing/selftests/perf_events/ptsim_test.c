@@ -51,12 +51,13 @@ static int trace_child(struct __test_metadata *_metadata, struct sess *s,
 TEST(sysfs_format_and_caps)
 {
 	static const char * const fmt[][2] = {
-		{ "rate", "config:0-15" }, { "period", "config:16-27" },
-		{ "fifo", "config:28-32" }, { "drain", "config:33-44" },
-		{ "psb_period", "config:45-48" }, { "region", "config:49-52" },
-		{ "noflush", "config:53" }, { "bench", "config:56-60" },
-		{ "bench_split", "config:61" },
+		{ "pt", "config:0" }, { "tsc", "config:10" },
+		{ "branch", "config:13" }, { "psb_period", "config:24-27" },
 		{ "aux_fmt", "config1:0-7" }, { "aux_loss", "config1:8-9" },
+		{ "rate", "config1:10-25" }, { "period", "config1:26-37" },
+		{ "fifo", "config1:38-42" }, { "drain", "config1:43-54" },
+		{ "region", "config1:55-58" }, { "noflush", "config1:59" },
+		{ "bench", "config2:0-4" }, { "bench_split", "config2:5" },
 	};
 	char path[256], buf[64];
 	unsigned int i;
@@ -83,14 +84,20 @@ TEST(sysfs_format_and_caps)
 TEST(bad_config_is_einval)
 {
 	static const __u64 bad[] = {
-		1ULL << 54, 1ULL << 63,		/* reserved bits */
+		1ULL << 60, 1ULL << 63,		/* reserved bits of config1 */
 		PTSIM_RATE(4097),		/* above caps/max_rate */
 		PTSIM_PERIOD(9),		/* below caps/min_period_us */
 		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
 		PTSIM_REGION(11),		/* above caps/max_region_shift */
-		PTSIM_BENCH(5), PTSIM_BENCH(21),	/* 64 B .. 1 MiB only */
-		PTSIM_BENCH_SPLIT,		/* only in benchmark mode */
 	};
+	static const __u64 bad2[] = {
+		1ULL << 6, 1ULL << 63,		/* reserved bits of config2 */
+		PTSIM2_BENCH(5), PTSIM2_BENCH(21),	/* 64 B .. 1 MiB only */
+		PTSIM2_BENCH_SPLIT,		/* only in benchmark mode */
+	};
+	/* config: all but intel_pt's pt, tsc, branch, psb_period */
+	static const __u64 bad0[] = { 1ULL << 1, 1ULL << 12, 1ULL << 31,
+				      1ULL << 55, 1ULL << 63 };
 	struct perf_event_attr attr;
 	unsigned int i;
 	int fd;
@@ -100,34 +107,43 @@ TEST(bad_config_is_einval)
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ptsim_attr(&attr, bad[i]);
 		fd = perf_open(&attr, 0, -1, -1);
-		EXPECT_EQ(-1, fd) TH_LOG("config 0x%llx accepted",
+		EXPECT_EQ(-1, fd) TH_LOG("config1 0x%llx accepted",
 					 (unsigned long long)bad[i]);
 		EXPECT_EQ(EINVAL, errno);
 		if (fd >= 0)
 			close(fd);
 	}
-	ptsim_attr(&attr, 0);
-	attr.config1 = 1ULL << 10;		/* above aux_loss */
-	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
-	EXPECT_EQ(EINVAL, errno);
-	attr.config1 = PTSIM1_LOSS(3);		/* no such loss flag */
-	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
-	EXPECT_EQ(EINVAL, errno);
-	attr.config1 = 0;
-	attr.config2 = 1;
+	for (i = 0; i < ARRAY_SIZE(bad2); i++) {
+		ptsim_attr(&attr, 0);
+		attr.config2 = bad2[i];
+		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
+			TH_LOG("config2 0x%llx accepted",
+			       (unsigned long long)bad2[i]);
+		EXPECT_EQ(EINVAL, errno);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad0); i++) {
+		ptsim_attr(&attr, 0);
+		attr.config |= bad0[i];
+		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
+			TH_LOG("config 0x%llx accepted",
+			       (unsigned long long)attr.config);
+		EXPECT_EQ(EINVAL, errno);
+	}
+	ptsim_attr(&attr, PTSIM1_LOSS(3));	/* no such loss flag */
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
 	EXPECT_EQ(EINVAL, errno);
 
 	/* The largest valid values are accepted. */
 	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
-		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_PSB(15) |
-		   PTSIM_REGION(10) | PTSIM_NOFLUSH);
-	attr.config1 = PTSIM1_FMT(255) | PTSIM1_LOSS(2);
+		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_REGION(10) |
+		   PTSIM_NOFLUSH | PTSIM1_FMT(255) | PTSIM1_LOSS(2));
+	attr.config |= PTSIM_PSB(15);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	ptsim_attr(&attr, PTSIM_BENCH(20) | PTSIM_BENCH_SPLIT);
+	ptsim_attr(&attr, 0);
+	attr.config2 = PTSIM2_BENCH(20) | PTSIM2_BENCH_SPLIT;
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)

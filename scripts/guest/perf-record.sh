@@ -1,0 +1,84 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# SPDX-License-Identifier: GPL-2.0
+# The guest half of the perf suite (suite "perf/record" of the check list):
+# the perf tool of the assembled tree records ptsim through the AUX area,
+# one case per directory under $AUXLAB_OUT/perf/, which the transfer disk
+# carries to the host.  There scripts/perf-check.sh reads every recording
+# with the same perf binary (perf report -D, perf script) and with
+# aux-decode, and gives the verdicts (suite "<kernel>/perf").
+#
+# Here a case passes if perf record exited with 0 and wrote a non-empty
+# perf.data.  Each directory also holds record.log, perf record's output
+# (its "AUX data lost" / "had gaps" warnings are checked on the host), and
+# case.txt, what the host needs to know: the AUX area size, the mode, the
+# number of threads of the workload.
+#
+# Every workload runs for a fixed stretch of guest time (perf-spin), so
+# what a case records does not depend on how fast the guest is; the
+# checks on the host only use lower bounds that hold at any speed.
+#
+# The cases (numbered as in scripts/perf-check.sh):
+#   task      perf's defaults, per task: perf record -e ptsim//
+#   cpu       per CPU, every CPU (-a)
+#   snapshot  snapshot mode (-S), snapshots taken on SIGUSR2
+#   loss      a FIFO that overflows every tick and PARTIAL on the records
+#             holding the OVF (ptsim's aux_loss): perf must warn of gaps
+#   sample    AUX sampling of an inherited group on 4 threads: a software
+#             clock event with aux-sample-size, led by ptsim
+#   mark      aux_output: ptsim_mark samples written into ptsim's trace
+#   thread    per-thread mmaps (--per-thread) and an AUX area of 1 MiB
+#             instead of perf's 4 MiB (-m ,256)
+
+O=${AUXLAB_OUT:-/tmp/out}/perf
+MS=1000
+THREADS=4
+n=0
+mkdir -p "$O"
+
+# record NAME AUX_BYTES MODE CMD...: run CMD in $O/NAME, one TAP result.
+record() {
+	name=$1 aux=$2 mode=$3
+	shift 3
+	n=$((n + 1))
+	mkdir -p "$O/$name"
+	printf 'aux_size %s\nmode %s\nthreads %s\n' "$aux" "$mode" "$THREADS" >"$O/$name/case.txt"
+	echo "# $name: $*"
+	(cd "$O/$name" && "$@") >"$O/$name/record.log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$O/$name/record.log" | tail -n 12
+	if [ $rc -ne 0 ]; then
+		echo "not ok $n $name # perf record exited with $rc"
+	elif [ ! -s "$O/$name/perf.data" ]; then
+		echo "not ok $n $name # no perf.data"
+	else
+		# The size goes on a line of its own: a result's name must be
+		# the same on every kernel (make check compares them).
+		echo "# $name: perf.data of $(wc -c <"$O/$name/perf.data") bytes"
+		echo "ok $n $name"
+	fi
+}
+
+echo "TAP version 13"
+echo "1..7"
+record task 4194304 normal \
+	perf record -e ptsim// -- perf-spin "$MS"
+record cpu 4194304 normal \
+	perf record -a -e ptsim// -- perf-spin -t 2 "$MS"
+# perf record is the parent of the workload's shell, and has its SIGUSR2
+# handler set before it starts the workload.
+record snapshot 4194304 snapshot \
+	perf record -S -e ptsim// -- sh -c \
+	"perf-spin 300; kill -USR2 \$PPID; perf-spin 300; kill -USR2 \$PPID; perf-spin 300"
+# 1024 records (16 KiB) a tick into a 512-byte FIFO drained at 1 KiB a
+# tick: every tick drops records and reports them with an OVF.
+record loss 4194304 normal \
+	perf record -e ptsim/rate=1024,fifo=9,drain=1,aux_loss=1/ -- perf-spin "$MS"
+record sample 0 sample \
+	perf record -e '{ptsim//,cpu-clock/aux-sample-size=4096/}' -- perf-spin -t "$THREADS" "$MS"
+# ptsim_mark samples only with a fixed period (no frequency) and only
+# with aux_output: one mark every 8 ticks of its leader's engine.
+record mark 4194304 normal \
+	perf record -e '{ptsim//,ptsim_mark/aux-output,period=8/}' -- perf-spin "$MS"
+record thread 1048576 normal \
+	perf record --per-thread -m ,256 -e ptsim// -- perf-spin "$MS"

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The host half of the perf suite: check what perf recorded in the guest.
+
+scripts/guest/perf-record.sh leaves one directory per case under
+RUNDIR/guest/perf/ (perf.data, record.log, case.txt).  Each is read here
+with the same perf binary the guest ran (build/perf/perf), and with our
+own decoder for a second opinion:
+
+  perf report -D      AUXTRACE records and bytes, "Bad packet"s, the
+                      AUX records' flags, samples and their AUX data, and
+                      perf's own warnings ("AUX data lost", "had gaps");
+  perf script --itrace=qwe
+                      perf's Intel PT decoder, quick mode (no object code
+                      needed): ptwrite events and trace errors.  The
+                      payload of ptsim's data PTWs is a sequence number
+                      per AUX buffer (per CPU here), which must go up by
+                      one, or by exactly the records an OVF says were
+                      dropped (its byte count follows it as a PTW);
+  aux-decode          the AUX data and records of perf.data, extracted
+                      into aux-record's format, must decode with libipt,
+                      without unexplained gaps, and agree with perf on
+                      bytes, PTWs, OVFs and gaps.
+
+Prints TAP (one result per check, named "<case>: <what>") and, with
+--summary, the perf-run line of make run for the case "demo".
+
+  perf-check.py [--perf PERF] [--decoder AUX_DECODE] [--summary] RUNDIR
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+AUX_TRUNCATED, AUX_PARTIAL, AUX_COLLISION = 0x01, 0x04, 0x08
+REC_AUX, REC_AUXTRACE = 11, 71
+CASES = ['cpu', 'loss', 'mark', 'sample', 'snapshot', 'task', 'thread']
+SAMPLE_BITS = [(1 << 1, 'tid'), (1 << 2, 'time'), (1 << 6, 'id'),
+               (1 << 9, 'stream_id'), (1 << 7, 'cpu'), (1 << 16, 'identifier')]
+PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
+                 r'(?:(?P<time>[\d.]+):)?.*ptwrite:\s+IP: (?P<ip>\d) payload: (?P<val>0x[0-9a-f]+|0)')
+ERR = re.compile(r'instruction trace error .* cpu (?P<cpu>-?\d+) .*code \d+: (?P<msg>.*)$')
+SAMPLE = re.compile(r'PERF_RECORD_SAMPLE\(.*\): (?P<pid>-?\d+)/(?P<tid>-?\d+):')
+AUXTRACE = re.compile(r'PERF_RECORD_AUXTRACE size: (?P<size>0x[0-9a-f]+|0) .*cpu: (?P<cpu>-?\d+)')
+
+
+class Tap:
+    def __init__(self):
+        self.lines = []
+        self.failed = 0
+
+    def check(self, ok, name, detail=''):
+        """One result; on failure @detail says why, as TAP comments."""
+        ok = bool(ok)
+        self.lines.append(f'{"ok" if ok else "not ok"} - {name}')
+        if not ok:
+            self.failed += 1
+            for l in str(detail).splitlines()[-8:]:
+                self.lines.append(f'#   {l}')
+        return ok
+
+    def note(self, text):
+        self.lines.append(f'# {text}')
+
+    def print(self):
+        n = sum(1 for l in self.lines if not l.startswith('#'))
+        print('TAP version 13')
+        print(f'1..{n}')
+        num = 0
+        for l in self.lines:
+            if l.startswith('#'):
+                print(l)
+                continue
+            num += 1
+            ok, _, name = l.partition(' - ')
+            print(f'{ok} {num} - {name}')
+
+
+def read_perf_data(path, snapshot=False):
+    """The AUX area data and records of perf.data, per AUX buffer (CPU)."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    if data[:8] != b'PERFILE2':
+        raise ValueError(f'{path}: not a perf.data file')
+    attr_size, = struct.unpack_from('<Q', data, 16)
+    attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<QQQQ', data, 24)
+    # The sample_id trailer of the first event tells where the CPU is; perf
+    # gives every event of a session the same layout.
+    sample_type, = struct.unpack_from('<Q', data, attrs_off + 24)
+    fields = [name for bit, name in SAMPLE_BITS if sample_type & bit]
+    bufs = collections.defaultdict(lambda: {'copies': [], 'aux': [], 'bytes': bytearray()})
+    nauxtrace = 0
+    pos, end = data_off, data_off + data_size
+    while pos + 8 <= end:
+        rtype, misc, size = struct.unpack_from('<IHH', data, pos)
+        if size < 8:
+            raise ValueError(f'{path}: bad record at {pos}')
+        if rtype == REC_AUXTRACE:
+            dsize, offset, ref, idx, tid, cpu = struct.unpack_from('<QQQIiI', data, pos + 8)
+            b = bufs[cpu]
+            b['copies'].append((len(b['bytes']), offset, dsize))
+            b['bytes'] += data[pos + size:pos + size + dsize]
+            nauxtrace += 1
+            pos += size + dsize
+            continue
+        if rtype == REC_AUX:
+            aoff, asize, flags = struct.unpack_from('<QQQ', data, pos + 8)
+            cpu = 0xffffffff
+            if 'cpu' in fields:
+                at = pos + size - 8 * (len(fields) - fields.index('cpu'))
+                cpu, = struct.unpack_from('<I', data, at)
+            bufs[cpu]['aux'].append((aoff, asize, flags))
+        pos += size
+    # perf pads every AUXTRACE record's data with zeros to 8 bytes, and
+    # starts the next one at the true end: drop the padding there (the
+    # last record's, at the end of the trace, decodes as PAD packets).
+    trimmed = 0
+    for b in bufs.values() if not snapshot else ():
+        copies = b['copies']
+        for i in range(len(copies) - 1):
+            (foff, aoff, size), nxt = copies[i], copies[i + 1][1]
+            over = aoff + size - nxt
+            if 0 < over < 8 and not any(b['bytes'][foff + size - over:foff + size]):
+                del b['bytes'][foff + size - over:foff + size]
+                copies[i] = (foff, aoff, size - over)
+                copies[i + 1:] = [(c[0] - over, c[1], c[2]) for c in copies[i + 1:]]
+                trimmed += over
+    return bufs, nauxtrace, trimmed
+
+
+def write_snapshot_dirs(bufs, outdir, aux_size):
+    """One directory per snapshot of each buffer, each decoded alone.
+
+    perf's AUXTRACE offset in snapshot mode is not a position in the AUX
+    stream (Intel PT publishes aux_head as an offset into the buffer, and
+    perf's snapshot code treats it so), and two snapshots may hold the
+    same data: only each snapshot's own bytes can be checked.
+    """
+    dirs = []
+    for cpu in sorted(c for c in bufs if bufs[c]['copies']):
+        b = bufs[cpu]
+        for k, (foff, aoff, size) in enumerate(b['copies']):
+            d = os.path.join(outdir, f'cpu{cpu}-snapshot{k}')
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, 'aux.bin'), 'wb') as f:
+                f.write(b['bytes'][foff:foff + size])
+            with open(os.path.join(d, 'records.txt'), 'w') as f:
+                f.write(f'pmu ptsim type=0 config=0x0 mode=snapshot aux_size={aux_size}\n')
+                f.write(f'COPY file_off=0 aux_off={aoff} size={size}\n')
+            dirs.append(d)
+    return dirs
+
+
+def write_decode_dirs(bufs, outdir, aux_size, mode):
+    """aux-record's layout (aux.bin, records.txt), one directory per buffer."""
+    if mode == 'snapshot':
+        return write_snapshot_dirs(bufs, outdir, aux_size)
+    dirs = []
+    cpus = sorted(c for c in bufs if bufs[c]['copies'])
+    for cpu in cpus:
+        b = bufs[cpu]
+        # AUX records of a per-task buffer carry no CPU of their buffer.
+        aux = b['aux'] + (bufs[0xffffffff]['aux'] if len(cpus) == 1 and 0xffffffff in bufs else [])
+        d = os.path.join(outdir, f'cpu{cpu}')
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, 'aux.bin'), 'wb') as f:
+            f.write(b['bytes'])
+        with open(os.path.join(d, 'records.txt'), 'w') as f:
+            f.write(f'pmu ptsim type=0 config=0x0 mode={mode} aux_size={aux_size}\n')
+            events = [(a[0], 0, f'AUX offset={a[0]} size={a[1]} flags=0x{a[2]:x}') for a in aux]
+            events += [(c[1], 1, f'COPY file_off={c[0]} aux_off={c[1]} size={c[2]}') for c in b['copies']]
+            # A record comes before the copy of its data.
+            lines = [e[2] for e in sorted(events, key=lambda e: (e[0], e[1]))]
+            f.write(''.join(l + '\n' for l in lines))
+        dirs.append(d)
+    return dirs
+
+
+def run_lines(cmd):
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors='replace')
+    out, err = p.communicate()
+    return p.returncode, out.splitlines(), err
+
+
+def report_dump(perf, data):
+    rc, lines, err = run_lines([perf, 'report', '-D', '-i', data])
+    r = {'rc': rc, 'err': err, 'auxtrace': 0, 'bytes': 0, 'bad': 0, 'cpus': set(),
+         'samples': collections.Counter(), 'aux_samples': collections.Counter(),
+         'aux_flags': collections.Counter(), 'aux_records': 0}
+    cur = None
+    in_sample = False	# dumping a sample's AUX data, not an AUXTRACE record
+    for l in lines:
+        # A sample's AUX data is a snapshot of the trace that starts and
+        # ends anywhere, also inside a packet: only the AUXTRACE records
+        # hold the whole trace.
+        if 'Bad packet' in l and not in_sample:
+            r['bad'] += 1
+        if ': PERF_RECORD_' in l:
+            in_sample = 'PERF_RECORD_SAMPLE' in l
+        m = AUXTRACE.search(l)
+        if m:
+            r['auxtrace'] += 1
+            r['bytes'] += int(m.group('size'), 16)
+            r['cpus'].add(int(m.group('cpu')))
+            continue
+        if 'PERF_RECORD_AUX offset' in l:
+            r['aux_records'] += 1
+            fl = int(l.split('flags: ')[1].split()[0], 16)
+            for bit, name in ((AUX_TRUNCATED, 'truncated'), (AUX_PARTIAL, 'partial'),
+                              (AUX_COLLISION, 'collision')):
+                if fl & bit:
+                    r['aux_flags'][name] += 1
+            continue
+        m = SAMPLE.search(l)
+        if m:
+            cur = int(m.group('tid'))
+            r['samples'][cur] += 1
+            continue
+        if l.startswith('. ... Intel Processor Trace data: size') and cur is not None:
+            if int(l.split('size ')[1].split()[0]) > 0:
+                r['aux_samples'][cur] += 1
+            cur = None
+    warn = {}
+    for key, pat in (('lost', r'AUX data lost (\d+) times'),
+                     ('partial', r'AUX data had gaps in it (\d+) times'),
+                     ('collision', r'AUX data detected collision\s+(\d+) times')):
+        m = re.search(pat, err)
+        warn[key] = int(m.group(1)) if m else 0
+    r['warn'] = warn
+    return r
+
+
+def script_ptw(perf, data):
+    """perf's decoder: PTW sequences per CPU, marks, errors, gaps."""
+    rc, lines, err = run_lines([perf, 'script', '--itrace=qwe', '-i', data])
+    r = {'rc': rc, 'err': err, 'ptw': 0, 'data': 0, 'marks': [], 'errors': collections.Counter(),
+         'ovf': 0, 'gaps': 0, 'bad_gaps': [], 'cpus': set(), 'first': []}
+    prev = {}	# cpu -> last data sequence number
+    lost = {}	# cpu -> bytes an OVF reported, None while its PTW is due
+    for l in lines:
+        m = ERR.search(l)
+        if m:
+            cpu = int(m.group('cpu'))
+            if m.group('msg').startswith('Overflow packet'):
+                r['ovf'] += 1
+                lost[cpu] = [None, lost.get(cpu, [0, 0])[1] if cpu in lost else 0]
+            else:
+                r['errors'][m.group('msg')] += 1
+            continue
+        m = PTW.match(l)
+        if not m:
+            continue
+        r['ptw'] += 1
+        # No CPU column with per-thread buffers (--per-thread): one each.
+        cpu, val = int(m.group('cpu') or -1), int(m.group('val'), 16)
+        if len(r['first']) < 4:
+            r['first'].append(l.rstrip())
+        if m.group('ip') == '1':
+            r['marks'].append((cpu, val))
+            continue
+        if cpu in lost and lost[cpu][0] is None:
+            # The PTW after an OVF: the bytes dropped, 16 per record.
+            lost[cpu] = [True, lost[cpu][1] + val]
+            continue
+        r['data'] += 1
+        r['cpus'].add(cpu)
+        if cpu in prev and val != prev[cpu] + 1:
+            r['gaps'] += 1
+            dropped = lost.get(cpu, [None, 0])[1]
+            if val != prev[cpu] + 1 + dropped // 16 or dropped % 16:
+                r['bad_gaps'].append(f'cpu {cpu}: {prev[cpu]:#x} -> {val:#x}, OVF said {dropped} bytes')
+        elif cpu in lost and lost[cpu][1]:
+            r['bad_gaps'].append(f'cpu {cpu}: an OVF of {lost[cpu][1]} bytes and no gap at {val:#x}')
+        lost.pop(cpu, None)
+        prev[cpu] = val
+    return r
+
+
+def aux_decode(decoder, dirs):
+    tot = collections.Counter()
+    lines = []
+    ok = True
+    for d in dirs:
+        p = subprocess.run([decoder, '-v', d], capture_output=True, text=True)
+        ok = ok and p.returncode == 0
+        s = [l for l in p.stdout.splitlines() if l.startswith('aux-decode: dir=')]
+        if not s:
+            return False, tot, p.stdout + p.stderr
+        lines.append(s[-1])
+        for k, v in re.findall(r' (\w+)=(\d+)\b', s[-1]):
+            tot[k] += int(v)
+        t = re.search(r'^  types:(.*)$', p.stdout, re.M)
+        if t:
+            for k, v in re.findall(r' ([\w.]+)=(\d+)', t.group(1)):
+                tot['type_' + k] += int(v)
+    return ok, tot, '\n'.join(lines)
+
+
+def case_info(d):
+    info = {}
+    try:
+        with open(os.path.join(d, 'case.txt')) as f:
+            for l in f:
+                k, _, v = l.strip().partition(' ')
+                info[k] = v
+    except FileNotFoundError:
+        pass
+    return info
+
+
+def check_case(tap, name, d, perf, decoder):
+    data = os.path.join(d, 'perf.data')
+    info = case_info(d)
+    mode = info.get('mode', 'normal')
+    threads = int(info.get('threads', '1'))
+    if not tap.check(os.path.isfile(data) and os.path.getsize(data) > 0, f'{name}: perf.data came back',
+                     'no perf.data (see the guest\'s perf/record result)'):
+        return None
+    rep = report_dump(perf, data)
+    scr = script_ptw(perf, data)
+    tap.check(rep['rc'] == 0 and scr['rc'] == 0, f'{name}: perf report -D and perf script ran',
+              f'exit {rep["rc"]}/{scr["rc"]}: {(rep["err"] + scr["err"]).strip()[-300:]}')
+    tap.check(rep['bad'] == 0, f'{name}: 0 "Bad packet" in perf report -D', f'{rep["bad"]} bad packets')
+    errors = sum(scr['errors'].values())
+    tap.check(errors == 0, f'{name}: perf\'s decoder reports no trace error but OVF',
+              ', '.join(f'{v}x {k}' for k, v in scr['errors'].items()))
+    res = {'rep': rep, 'scr': scr}
+
+    if mode == 'sample':
+        # AUX sampling: every thread of the workload has samples, and
+        # every sample carries AUX data (a snapshot of the leader's trace).
+        tids = sorted(rep['samples'])
+        tap.note(f'{name}: samples per thread: ' + ', '.join(
+            f'{t}: {rep["aux_samples"][t]}/{rep["samples"][t]} with AUX data' for t in tids))
+        tap.check(len(tids) >= threads, f'{name}: samples from every thread',
+                  f'{len(tids)} threads sampled, {threads} ran')
+        without = [t for t in tids if rep['aux_samples'][t] < rep['samples'][t]]
+        tap.check(tids and not without, f'{name}: every thread\'s samples carry AUX data',
+                  'threads with samples without AUX data: ' + ', '.join(
+                      f'{t} ({rep["samples"][t] - rep["aux_samples"][t]} of {rep["samples"][t]})'
+                      for t in without))
+        return res
+
+    tap.check(rep['auxtrace'] > 0 and rep['bytes'] > 0, f'{name}: AUX data recorded',
+              f'{rep["auxtrace"]} AUXTRACE records, {rep["bytes"]} bytes')
+    if mode == 'snapshot':
+        # Two snapshots on SIGUSR2, each taken of every CPU's buffer.
+        tap.check(rep['auxtrace'] >= 2, f'{name}: snapshots taken', f'{rep["auxtrace"]} AUXTRACE records')
+    tap.check(scr['data'] > 0, f'{name}: perf decoded ptsim\'s PTW packets', f'{scr["data"]} data PTWs')
+    if mode != 'snapshot':
+        tap.check(not scr['bad_gaps'], f'{name}: PTW sequence contiguous on every CPU, but for what an OVF reports',
+                  '; '.join(scr['bad_gaps'][:5]))
+    # perf warns of lost AUX data exactly when the trace has gaps.
+    warned = rep['warn']['lost'] + rep['warn']['partial'] + rep['warn']['collision']
+    flagged = rep['aux_flags']['truncated'] + rep['aux_flags']['partial'] + rep['aux_flags']['collision']
+    tap.check(warned == flagged, f'{name}: perf\'s loss warnings count the flagged AUX records',
+              f'warnings {dict(rep["warn"])}, flags {dict(rep["aux_flags"])}')
+
+    # Our decoder on the same bytes.
+    bufs, nauxtrace, trimmed = read_perf_data(data, mode == 'snapshot')
+    shutil.rmtree(os.path.join(d, 'decode'), ignore_errors=True)
+    dirs = write_decode_dirs(bufs, os.path.join(d, 'decode'), int(info.get('aux_size', 0)) or 1 << 22,
+                             mode)
+    ok, tot, summary = aux_decode(decoder, dirs)
+    for l in summary.splitlines():
+        tap.note(f'{name}: {l}')
+    tap.check(ok and tot['decode_errors'] == 0 and tot['unexplained_gaps'] == 0,
+              f'{name}: aux-decode: no decode error, no unexplained gap', summary[-300:])
+    tap.check(tot['bytes'] + trimmed == rep['bytes'] and nauxtrace == rep['auxtrace'],
+              f'{name}: aux-decode and perf agree on the bytes',
+              f'aux-decode {tot["bytes"]} + {trimmed} bytes of perf\'s padding, perf {rep["bytes"]}')
+    if mode != 'snapshot':
+        # Every PTW: ptsim's data, the OVFs' byte counts and the marks.
+        tap.check(tot['type_ptw'] == scr['ptw'], f'{name}: aux-decode and perf agree on the PTWs',
+                  f'aux-decode {tot["type_ptw"]}, perf {scr["ptw"]}')
+        tap.check(tot['type_ovf'] == scr['ovf'] and tot['seq_gaps'] == scr['gaps'],
+                  f'{name}: aux-decode and perf agree on OVFs and gaps',
+                  f'OVF: aux-decode {tot["type_ovf"]}, perf {scr["ovf"]}; '
+                  f'gaps: aux-decode {tot["seq_gaps"]}, perf {scr["gaps"]}')
+        # perf warns of loss exactly when data was lost: a gap (with its
+        # PARTIAL record), or a TRUNCATED record, after which the trace
+        # ends (the kernel disabled the event on a full buffer).
+        truncated = rep['aux_flags']['truncated']
+        tap.check((tot['seq_gaps'] > 0 or truncated > 0) == (warned > 0),
+                  f'{name}: perf warns of loss exactly when there are gaps',
+                  f'{tot["seq_gaps"]} gaps, {truncated} TRUNCATED, {warned} warnings')
+    res.update(tot=tot, warned=warned)
+    return res
+
+
+def main():
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--perf', default=os.path.join(top, 'build/perf/perf'))
+    ap.add_argument('--decoder', default=os.path.join(top, 'build/host/aux-decode'))
+    ap.add_argument('--summary', action='store_true', help='the perf-run line of case "demo"')
+    ap.add_argument('rundir')
+    a = ap.parse_args()
+    root = os.path.join(a.rundir, 'guest', 'perf')
+    tap = Tap()
+    cases = sorted(os.listdir(root)) if os.path.isdir(root) else []
+    # Every case of scripts/guest/perf-record.sh (make run records "demo").
+    want = ['demo'] if a.summary else CASES
+    for c in want:
+        if c not in cases:
+            tap.check(False, f'{c}: recorded', f'no {os.path.join(root, c)}')
+    res = {}
+    for c in cases:
+        res[c] = check_case(tap, c, os.path.join(root, c), a.perf, a.decoder)
+        r = res[c]
+        if r and 'tot' in r:
+            tap.note(f'{c}: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
+                     f'ptw={r["scr"]["ptw"]} data_ptw={r["scr"]["data"]} marks={len(r["scr"]["marks"])} '
+                     f'ovf={r["scr"]["ovf"]} gaps={r["scr"]["gaps"]} '
+                     f'warnings={r["warned"]} cpus={len(r["scr"]["cpus"])}')
+        if c == 'task' and r:
+            tap.check(r['rep']['bytes'] > 1 << 20, f'{c}: more than 1 MiB of AUX data',
+                      f'{r["rep"]["bytes"]} bytes')
+        if c == 'cpu' and r:
+            tap.check(len(r['rep']['cpus']) >= 2, 'cpu: trace from several CPUs',
+                      f'AUX data from CPUs {sorted(r["rep"]["cpus"])}')
+        if c == 'loss' and r and 'tot' in r:
+            tap.check(r['scr']['ovf'] > 0 and r['warned'] > 0 and r['tot']['seq_gaps'] > 0,
+                      'loss: the forced loss happened, and perf and aux-decode saw it',
+                      f'OVF {r["scr"]["ovf"]}, warnings {r["warned"]}, gaps {r["tot"]["seq_gaps"]}')
+        if c == 'mark' and r:
+            # perf record opens the group on every CPU for the task: one
+            # ptsim_mark event per CPU, numbering its samples 1, 2, 3...
+            # into that CPU's buffer.
+            per_cpu = collections.defaultdict(list)
+            for cpu, val in r['scr']['marks']:
+                per_cpu[cpu].append(val)
+            bad = {cpu: v[:8] for cpu, v in per_cpu.items() if v != list(range(1, len(v) + 1))}
+            tap.check(per_cpu and not bad,
+                      'mark: ptsim_mark samples in perf\'s decoded trace, numbered 1, 2, 3... per CPU',
+                      f'{len(r["scr"]["marks"])} marks; out of sequence: {bad}')
+    if a.summary and res.get('demo'):
+        r = res['demo']
+        for l in r['scr']['first']:
+            print(l, file=sys.stderr)
+    tap.print()
+    if a.summary and res.get('demo') and 'tot' in res['demo']:
+        r = res['demo']
+        print(f'perf-run: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
+              f'bad_packets={r["rep"]["bad"]} ptw_gaps={r["scr"]["gaps"]}')
+    return 1 if tap.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
