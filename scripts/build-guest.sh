@@ -48,6 +48,8 @@ mkdir -p "$BUILD/host"
 "${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" -I "$TREE/tools/include" \
 	-o "$BUILD/host/aux-decode" "$TREE/tools/aux/aux-decode.c" -lipt
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
+# What a load or a store into each page of a perf buffer gives.
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-store-abi" "$TOP/tests/perf_fuzzer/aux-store-abi.c"
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
 # case must fail and whose init must WARN.

@@ -24,6 +24,7 @@ cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$R/tests/"
 cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
+cp "$G/aux-store-abi" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -45,6 +46,7 @@ timeout_of() {
 	# The benchmark's smoke run: every figure once, tiny; it passes if
 	# the benchmark works, whatever the numbers (make bench measures).
 	echo "aux-bench/smoke 300 - aux-bench --smoke"
+	echo "perf_fuzzer/aux_store_abi 60 - aux-store-abi"
 } >"$R/tests/check.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
