@@ -8,6 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 G=$BUILD/guest
+# perf_fuzzer's operations in make check (scripts/guest/perf-fuzzer-run).
+PF_CHECK_OPS=${PF_CHECK_OPS:-3000}
 R=$BUILD/initramfs
 BUSYBOX=/bin/busybox
 # A dynamic busybox (Debian's "busybox" package) would find no libc in the
@@ -24,7 +26,13 @@ cp "$G/guest-exit" "$R/bin/"
 install -m 0755 "$TOP/scripts/guest/init" "$R/init"
 cp -r "$G/perf_events" "$G/harness" "$R/tests/"
 cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
+# perf_fuzzer, if it was built (scripts/build-perf-fuzzer.sh); without it
+# its suite fails, saying why.
+for f in perf_fuzzer replay_log; do
+	[ -f "$G/$f" ] && cp "$G/$f" "$R/tests/"
+done
 cp "$G/aux-store-abi" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -47,6 +55,10 @@ timeout_of() {
 	# the benchmark works, whatever the numbers (make bench measures).
 	echo "aux-bench/smoke 300 - aux-bench --smoke"
 	echo "perf_fuzzer/aux_store_abi 60 - aux-store-abi"
+	# The outside fuzzer's short run: seeded, bounded by operations, half
+	# of its events on ptsim (scripts/guest/perf-fuzzer-run); last, so
+	# that nothing it may leave behind reaches another suite.
+	echo "perf_fuzzer 600 - perf-fuzzer-run $PF_CHECK_OPS 20261124 50"
 } >"$R/tests/check.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on
 # CPU 1 traced by a per-CPU ptsim event that holds data back, as trace
@@ -65,11 +77,13 @@ LIST
 cat >"$R/tests/bench.list" <<-'LIST'
 	aux-bench 7200 - aux-bench --reps 5
 LIST
-# fuzz (make fuzz, scripts/fuzz.sh): the fuzzer alone, with the options
-# /init takes from the kernel command line (auxlab.seed=, auxlab.ops=,
-# auxlab.threads=, auxlab.phases=); the host's TIMEOUT bounds it.
+# fuzz (make fuzz, scripts/fuzz.sh): the two fuzzers alone, ours then
+# perf_fuzzer, with the options /init takes from the kernel command line
+# (auxlab.seed=, auxlab.ops=, auxlab.threads=, auxlab.phases=,
+# auxlab.pfops=, auxlab.pfpct=); the host's TIMEOUT bounds them.
 cat >"$R/tests/fuzz.list" <<-'LIST'
 	perf_events/ptsim_fuzz 86400 - ./perf_events/ptsim_fuzz $AUXLAB_FUZZ_ARGS
+	perf_fuzzer 86400 - perf-fuzzer-run $AUXLAB_PF_ARGS
 LIST
 # profile (make profile, scripts/profile.sh): one of aux-bench's loads,
 # "auxlab.load=<txn|mmap>,<seconds>", sampled from the host.
