@@ -54,8 +54,17 @@ export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250 + pf_ops * 3 / 25))}
 rc=0
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?
 
+# kmemleak's report after the fuzzers (a kernel with kmemleak, i.e. the
+# debug one): unreferenced objects from kernel/events or ptsim fail.
+taps=()
+if grep -q '^# kmemleak: ' "$rundir/tests.log"; then
+	"$TOP/scripts/kmemleak.py" "$rundir/guest/kmemleak.txt" "$BUILD/obj/$v" >"$rundir/kmemleak.tap"
+	taps+=(--tap "fuzz-$v/kmemleak-report=$rundir/kmemleak.tap")
+	info "kmemleak: $(sed -n 's/^# kmemleak: //p' "$rundir/kmemleak.tap")"
+fi
+
 stage "fuzz: results"
-"$TOP/scripts/results.py" "fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
+"$TOP/scripts/results.py" "${taps[@]}" "fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
 grep '^FAIL' "$rundir/results.txt" || true
 summary=$(sed -n 's/^# ptsim_fuzz: //p' "$rundir/tests.log" | tail -n1)
 [ -n "$summary" ] || { summary="seed=$seed ops=? injections=? leaks=?"; rc=1; }

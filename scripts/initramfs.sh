@@ -32,7 +32,7 @@ for f in perf_fuzzer replay_log; do
 	[ -f "$G/$f" ] && cp "$G/$f" "$R/tests/"
 done
 cp "$G/aux-store-abi" "$R/tests/"
-install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -78,12 +78,13 @@ cat >"$R/tests/bench.list" <<-'LIST'
 	aux-bench 7200 - aux-bench --reps 5
 LIST
 # fuzz (make fuzz, scripts/fuzz.sh): the two fuzzers alone, ours then
-# perf_fuzzer, with the options /init takes from the kernel command line
+# perf_fuzzer, and a kmemleak scan after them (debug kernel), with the options /init takes from the kernel command line
 # (auxlab.seed=, auxlab.ops=, auxlab.threads=, auxlab.phases=,
 # auxlab.pfops=, auxlab.pfpct=); the host's TIMEOUT bounds them.
 cat >"$R/tests/fuzz.list" <<-'LIST'
 	perf_events/ptsim_fuzz 86400 - ./perf_events/ptsim_fuzz $AUXLAB_FUZZ_ARGS
 	perf_fuzzer 86400 - perf-fuzzer-run $AUXLAB_PF_ARGS
+	kmemleak 600 - kmemleak-scan
 LIST
 # profile (make profile, scripts/profile.sh): one of aux-bench's loads,
 # "auxlab.load=<txn|mmap>,<seconds>", sampled from the host.
