@@ -17,9 +17,11 @@
 #                 lines, out/bench/results.json and out/bench/bench.png
 #   make profile  where a benchmark load's time goes, ours and upstream:
 #                 LOAD=txn|mmap SECS=<guest seconds>, out/profile/
-#   make fuzz     the AUX area fuzzer alone, longer than in make check, on
-#                 the debug kernel: OPS=<per phase> SEED=<n> [THREADS=<n>]
-#                 [PHASES=a,b] [FUZZ_KERNEL=qemu|upstream]; last line
+#   make fuzz     the AUX area fuzzer, then perf_fuzzer, longer than in
+#                 make check, on the debug kernel: OPS=<per phase> SEED=<n>
+#                 [THREADS=<n>] [PHASES=a,b] [PF_OPS=<n>] [PF_PCT=<n>]
+#                 [FUZZ_KERNEL=qemu|upstream]; last lines "perf_fuzzer:
+#                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-upstream

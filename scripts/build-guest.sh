@@ -8,6 +8,7 @@
 #   - our tools (tools/aux): aux-pmus and the recorder aux-record for the
 #     guest; the trace decoder aux-decode for the host, in $BUILD/host,
 #     linked with libipt (which has no static build in Debian);
+#   - perf_fuzzer and its replay_log (build-perf-fuzzer.sh);
 #   - the guest helpers (scripts/guest) and the harness self-test pieces
 #     (tests/harness), including an out-of-tree KUnit module built against
 #     the qemu kernel.
@@ -53,6 +54,11 @@ mkdir -p "$BUILD/host"
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
 # The perf suite's workload (scripts/guest/perf-record.sh).
 "${CC[@]}" "${UCFLAGS[@]}" -pthread -o "$G/perf-spin" "$TOP/scripts/guest/perf-spin.c"
+# What a load or store into each page of a perf buffer gives (the ABI
+# perf_fuzzer's SIGBUS is judged by), and the outside fuzzer itself,
+# perf_fuzzer, from ../shared/third_party.
+"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-store-abi" "$TOP/tests/perf_fuzzer/aux-store-abi.c"
+"$TOP/scripts/build-perf-fuzzer.sh" "$G"
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
 # case must fail and whose init must WARN.

@@ -87,6 +87,17 @@ for v in $VARIANTS; do
 	[ -z "$fz" ] || info "fuzz[$v]: $fz"
 done
 
+# perf_fuzzer's short run on each kernel, side by side: random, so its
+# figures differ between kernels and are not compared; its pass or fail
+# is in each run's TAP (scripts/guest/perf-fuzzer-run).  A fatal access
+# is resolved to the fuzzer's function.
+for v in $VARIANTS; do
+	pf=$(sed -n 's/^# perf_fuzzer: seed=//p' "$OUT/check-$v/tests.log" 2>/dev/null | tail -n1)
+	info "perf_fuzzer[$v]: seed=${pf:-? (no summary)}"
+	ip=$(sed -n 's/^# auxlab-pf: fatal .* ip=\(0x[0-9a-f]*\).*/\1/p' "$OUT/check-$v/tests.log" 2>/dev/null | tail -n1)
+	[ -z "$ip" ] || info "perf_fuzzer[$v]: the fatal access was in $(addr2line -f -s -e "$BUILD/guest/perf_fuzzer" "$ip" | paste -sd' ')"
+done
+
 # Ours against upstream: the same guest must give the same results.
 if [[ " $VARIANTS " == *" qemu "* && " $VARIANTS " == *" upstream "* ]]; then
 	stage "compare: ours (qemu) vs upstream, every result and every file under \$AUXLAB_OUT/diff"

@@ -1,31 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # "make fuzz": boot a kernel (the debug one unless FUZZ_KERNEL says qemu
-# or upstream) in fuzz mode, where the guest runs ptsim_fuzz alone with
-# the options given here (see the fuzz list in scripts/initramfs.sh), and
-# judge the boot as make check would: the fuzzer's TAP, every kernel
-# splat, a guest that did not finish.  The last line printed is
+# or upstream) in fuzz mode, where the guest runs ptsim_fuzz and then
+# perf_fuzzer with the options given here (see the fuzz list in
+# scripts/initramfs.sh), and judge the boot as make check would: the
+# fuzzers' TAP (perf_fuzzer fails on any fatal signal or exit of its own,
+# see scripts/guest/perf-fuzzer-run), every kernel splat, a guest that did
+# not finish.  The last two lines printed are
 #
+#   perf_fuzzer: kernel=K seed=S ops=N ptsim_opens=N aux_maps=N data_maps=N end=E
 #   fuzz: kernel=K seed=S ops=N injections=N leaks=N splats=N failures=N
 #
+# (the second one's counts are ptsim_fuzz's; splats and failures are the
+# whole boot's).
 # Variables:
-#   SEED         the fuzzer's seed (default 1)
-#   OPS          operations per phase (default 2000; make check runs 500)
+#   SEED         the fuzzers' seed (default 1)
+#   OPS          ptsim_fuzz's operations per phase (default 2000; make
+#                check runs 500)
+#   PF_OPS       perf_fuzzer's operations (default 20000; 0: not run;
+#                make check runs 3000)
+#   PF_PCT       the share of perf_fuzzer's events drawn for ptsim and
+#                ptsim_mark, in percent (default 50)
 #   THREADS      threads of the "threads" phase (default 4)
 #   PHASES       phases to run, comma-separated (default all)
 #   FUZZ_KERNEL  debug (default), qemu or upstream
 #   TIMEOUT      host-side limit in seconds (default from OPS, see below)
 # Output in out/fuzz-<kernel>/ (console.log, tests.log, results.txt,
-# guest/diff/ptsim_fuzz.trace).
+# guest/diff/ptsim_fuzz.trace, guest/perf_fuzzer/: its output and its log,
+# which its replay_log replays).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 v=${FUZZ_KERNEL:-debug}
 seed=${SEED:-1}
 ops=${OPS:-2000}
-case $seed$ops in *[!0-9]*) die "fuzz: SEED and OPS must be numbers" ;; esac
+pf_ops=${PF_OPS:-20000}
+pf_pct=${PF_PCT:-50}
+case $seed$ops$pf_ops$pf_pct in *[!0-9]*) die "fuzz: SEED, OPS, PF_OPS and PF_PCT must be numbers" ;; esac
 rundir=$OUT/fuzz-$v
-append="auxlab.seed=$seed auxlab.ops=$ops"
+append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_pct"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
 # A run is ten times OPS operations (seven phases, "threads" four times
@@ -33,17 +46,37 @@ append="auxlab.seed=$seed auxlab.ops=$ops"
 # 620 to 700 a second, on an idle host and on one busy with a make check
 # part of the time; allow three times what 250 a second would take, plus
 # the boot.
-export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250))}
+# perf_fuzzer on the debug kernel ran 2000 operations in 37 s (54 a
+# second) on a host busy with other builds; allow three times what 25 a
+# second would take.
+export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250 + pf_ops * 3 / 25))}
 
 rc=0
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?
 
+# kmemleak's report after the fuzzers (a kernel with kmemleak, i.e. the
+# debug one): unreferenced objects from kernel/events or ptsim fail.
+taps=()
+if grep -q '^# kmemleak: ' "$rundir/tests.log"; then
+	"$TOP/scripts/kmemleak.py" "$rundir/guest/kmemleak.txt" "$BUILD/obj/$v" >"$rundir/kmemleak.tap"
+	taps+=(--tap "fuzz-$v/kmemleak-report=$rundir/kmemleak.tap")
+	info "kmemleak: $(sed -n 's/^# kmemleak: //p' "$rundir/kmemleak.tap")"
+fi
+
 stage "fuzz: results"
-"$TOP/scripts/results.py" "fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
+"$TOP/scripts/results.py" "${taps[@]}" "fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
 grep '^FAIL' "$rundir/results.txt" || true
 summary=$(sed -n 's/^# ptsim_fuzz: //p' "$rundir/tests.log" | tail -n1)
 [ -n "$summary" ] || { summary="seed=$seed ops=? injections=? leaks=?"; rc=1; }
 splats=$(grep -c '^FAIL .*/splat:' "$rundir/results.txt" || true)
 failures=$(grep -c '^FAIL ' "$rundir/results.txt" || true)
+pf=$(sed -n 's/^# perf_fuzzer: seed=//p' "$rundir/tests.log" | tail -n1)
+if [ "$pf_ops" != 0 ]; then
+	[ -n "$pf" ] || { pf="$seed ops=? (no summary: see $rundir/tests.log)"; rc=1; }
+	# A fatal signal's instruction, resolved in the binary the guest ran.
+	ip=$(sed -n 's/^# auxlab-pf: fatal .* ip=\(0x[0-9a-f]*\).*/\1/p' "$rundir/tests.log" | tail -n1)
+	[ -z "$ip" ] || info "perf_fuzzer: the fatal access was in $(addr2line -f -s -e "$BUILD/guest/perf_fuzzer" "$ip" | paste -sd' ')"
+	echo "perf_fuzzer: kernel=$v seed=$pf"
+fi
 echo "fuzz: kernel=$v $summary splats=$splats failures=$failures"
 exit $rc

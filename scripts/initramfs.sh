@@ -8,6 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 G=$BUILD/guest
+# perf_fuzzer's operations in make check (scripts/guest/perf-fuzzer-run).
+PF_CHECK_OPS=${PF_CHECK_OPS:-3000}
 R=$BUILD/initramfs
 BUSYBOX=/bin/busybox
 # A dynamic busybox (Debian's "busybox" package) would find no libc in the
@@ -28,6 +30,13 @@ cp "$G/aux-pmus" "$G/aux-record" "$G/aux-bench" "$R/tests/"
 [ -x "$BUILD/perf/perf" ] || die "no $BUILD/perf/perf; run scripts/build-perf.sh"
 cp "$BUILD/perf/perf" "$G/perf-spin" "$R/tests/"
 install -m 0755 "$TOP/scripts/guest/perf-record.sh" "$R/tests/"
+# perf_fuzzer, if it was built (scripts/build-perf-fuzzer.sh); without it
+# its suite fails, saying why.
+for f in perf_fuzzer replay_log; do
+	[ -f "$G/$f" ] && cp "$G/$f" "$R/tests/"
+done
+cp "$G/aux-store-abi" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -64,6 +73,11 @@ DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); don
 	# perf records ptsim (scripts/guest/perf-record.sh); the host checks
 	# the recordings (scripts/perf-check.sh, suite <kernel>/perf).
 	echo "perf/record 900 - perf-record.sh"
+	echo "perf_fuzzer/aux_store_abi 60 - aux-store-abi"
+	# The outside fuzzer's short run: seeded, bounded by operations, half
+	# of its events on ptsim (scripts/guest/perf-fuzzer-run); last, so
+	# that nothing it may leave behind reaches another suite.
+	echo "perf_fuzzer 600 - perf-fuzzer-run $PF_CHECK_OPS 20261124 50"
 } >"$R/tests/check.list"
 # perf (scripts/perf-check.sh alone): the perf suite's recordings only.
 grep '^perf/' "$R/tests/check.list" >"$R/tests/perf.list"
@@ -88,11 +102,14 @@ LIST
 cat >"$R/tests/bench.list" <<-'LIST'
 	aux-bench 7200 - aux-bench --reps 5
 LIST
-# fuzz (make fuzz, scripts/fuzz.sh): the fuzzer alone, with the options
-# /init takes from the kernel command line (auxlab.seed=, auxlab.ops=,
-# auxlab.threads=, auxlab.phases=); the host's TIMEOUT bounds it.
+# fuzz (make fuzz, scripts/fuzz.sh): the two fuzzers alone, ours then
+# perf_fuzzer, and a kmemleak scan after them (debug kernel), with the options /init takes from the kernel command line
+# (auxlab.seed=, auxlab.ops=, auxlab.threads=, auxlab.phases=,
+# auxlab.pfops=, auxlab.pfpct=); the host's TIMEOUT bounds them.
 cat >"$R/tests/fuzz.list" <<-'LIST'
 	perf_events/ptsim_fuzz 86400 - ./perf_events/ptsim_fuzz $AUXLAB_FUZZ_ARGS
+	perf_fuzzer 86400 - perf-fuzzer-run $AUXLAB_PF_ARGS
+	kmemleak 600 - kmemleak-scan
 LIST
 # profile (make profile, scripts/profile.sh): one of aux-bench's loads,
 # "auxlab.load=<txn|mmap>,<seconds>", sampled from the host.
