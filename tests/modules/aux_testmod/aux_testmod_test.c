@@ -32,6 +32,8 @@
 #define MOD	"aux_testmod"
 #define DBG	"/sys/kernel/debug/" MOD
 #define MODDIR	"/tests/modules/"
+#define SKIPPED	"# SKIP 6.12 WARNs on munmap() of an AUX area with a transaction open"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static int failures, checks;
 
@@ -88,12 +90,12 @@ static bool ours(void)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, " perf_aux_mmap\n") != NULL;
+		found = !!strstr(line, " perf_aux_mmap\n");
 	fclose(f);
 	return found;
 }
 
-static int counts(int *setups, int *frees)
+static int read_counts(int *setups, int *frees)
 {
 	FILE *f = fopen(DBG "/counts", "r");
 	int n;
@@ -113,11 +115,11 @@ int main(void)
 	int fd, mfd, setups = -1, frees = -1, tries, ret;
 	void *aux;
 
-	printf("TAP version 13\n1..%zu\n", sizeof(results) / sizeof(results[0]));
+	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(results));
 	if (!ours()) {
-		for (checks = 0; checks < 7; checks++)
-			printf("ok %d - %s # SKIP 6.12 WARNs on munmap() of an AUX area with a transaction open\n",
-			       checks + 1, results[checks]);
+		for (checks = 0; checks < (int)ARRAY_SIZE(results); checks++)
+			printf("ok %d - %s " SKIPPED "\n", checks + 1,
+			       results[checks]);
 		return 0;
 	}
 	mfd = open(MODDIR MOD ".ko", O_RDONLY);
@@ -165,7 +167,7 @@ int main(void)
 			break;
 		usleep(10 * 1000);
 	}
-	counts(&setups, &frees);
+	read_counts(&setups, &frees);
 	printf("# setup_aux %d free_aux %d, refcnt 0 after %d polls\n", setups,
 	       frees, tries);
 	check(setups == 1 && frees == 1);
