@@ -265,19 +265,9 @@ TEST(aux_output_errnos)
 
 /* ---- aux_output: ptsim_mark samples written into the ptsim trace ---- */
 
-#define MARK_SYSFS	"/sys/bus/event_source/devices/ptsim_mark/type"
-
 static int mark_type(void)
 {
-	FILE *f = fopen(MARK_SYSFS, "r");
-	int type = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	return pmu_type("ptsim_mark");
 }
 
 /* A ptsim_mark event: every period-th engine tick a sample, or a count. */

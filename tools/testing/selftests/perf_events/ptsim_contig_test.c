@@ -21,23 +21,6 @@
 #define SETUP_AUX	"/sys/kernel/debug/ptsim/setup_aux"
 #define NR_RUNS		16
 
-static int pmu_type(const char *name)
-{
-	char path[128];
-	int type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
-
 /*
  * The runs of the last setup_aux: "pages N runs r0 r1 ...", rK runs of
  * 2^K pages or more (below 2^(K+1); the last counts all longer ones).

@@ -30,15 +30,7 @@
 
 static int mark_type(void)
 {
-	FILE *f = fopen("/sys/bus/event_source/devices/ptsim_mark/type", "r");
-	int type = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	return pmu_type("ptsim_mark");
 }
 
 /* Why a test cannot run here: no ptsim, or no CPU 1 to stay on. */

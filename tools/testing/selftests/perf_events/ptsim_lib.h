@@ -67,17 +67,27 @@
 #define PTSIM2_BENCH(x)		((__u64)(x) << 0)
 #define PTSIM2_BENCH_SPLIT	((__u64)1 << 5)		/* ... timing end/begin */
 
-static inline int ptsim_type(void)
+/* The type of the PMU @name (sysfs), -1 if there is none. */
+static inline int pmu_type(const char *name)
 {
-	FILE *f = fopen(PTSIM_SYSFS "/type", "r");
+	char path[128];
 	int type = -1;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
+		 name);
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%d", &type) != 1)
 		type = -1;
 	fclose(f);
 	return type;
+}
+
+static inline int ptsim_type(void)
+{
+	return pmu_type("ptsim");
 }
 
 /* A ptsim event with perf's default config and @sim in config1. */
