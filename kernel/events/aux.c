@@ -160,14 +160,32 @@ static struct page *aux_alloc_chunk(int node, unsigned int *order)
 }
 
 /*
+ * Free the first @nr_pages pages of @pages, and the array.  page_private
+ * needs no reset: the page allocator clears it when it hands the page out
+ * again.
+ */
+static void aux_free_pages(void **pages, int nr_pages)
+{
+	int i;
+
+	for (i = 0; i < nr_pages; i++) {
+		struct page *page = virt_to_page(pages[i]);
+
+		ClearPagePrivate(page);
+		/* Set by the fault path; a freed page must not keep it. */
+		page->mapping = NULL;
+		__free_page(page);
+	}
+	kfree(pages);
+}
+
+/*
  * Fill aux->pages with chunks of at most @max_order (see above); on
  * failure free what it got, and the array, and set aux->pages to NULL.
  * A chunk of order > 0 is split into independent pages, and its first
  * page carries the order in page_private (with PG_private set): that is
  * how a driver learns that a run of pages is physically contiguous.
  */
-static void aux_free_pages(void **pages, int nr_pages);
-
 static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_order)
 {
 	int n = 0, i;
@@ -191,26 +209,6 @@ static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_orde
 			aux->pages[n++] = page_address(page + i);
 	}
 	return 0;
-}
-
-/*
- * Free the first @nr_pages pages of @pages, and the array.  page_private
- * needs no reset: the page allocator clears it when it hands the page out
- * again.
- */
-static void aux_free_pages(void **pages, int nr_pages)
-{
-	int i;
-
-	for (i = 0; i < nr_pages; i++) {
-		struct page *page = virt_to_page(pages[i]);
-
-		ClearPagePrivate(page);
-		/* Set by the fault path; a freed page must not keep it. */
-		page->mapping = NULL;
-		__free_page(page);
-	}
-	kfree(pages);
 }
 
 /* Lifetime ------------------------------------------------------------------ */
@@ -409,7 +407,13 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 	/*
 	 * The stop ended every transaction it could reach, normally.  One
 	 * that began in the window before the unpublish and is still open
-	 * ends later: from now on it is stale (aux_stale()).
+	 * ends later: from now on it is stale (aux_stale()).  No barrier
+	 * orders this store against an end running on another CPU: an end
+	 * that tested the mode just before it still publishes into the
+	 * buffer's producer state, for this area.  That is harmless as long
+	 * as the end is over before a new area is created, which takes this
+	 * mutex after us and a new mmap() system call, while the end runs
+	 * with interrupts off; the window is closed by its length only.
 	 */
 	WRITE_ONCE(aux->mode, aux->mode | PERF_AUX_UNMAPPED);
 	aux_uncharge(aux);
