@@ -24,7 +24,8 @@
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #
-# Intermediate targets: deps base tree kernel kernel-debug kernel-upstream
+# Intermediate targets: deps base tree kernel kernel-debug kernel-kcsan
+# kernel-upstream
 # guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
 # (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest seconds),
 # VARIANTS (kernels make check builds and boots, default "qemu debug
@@ -43,7 +44,7 @@ export AUXLAB_T0 := $(shell date +%s)
 VARIANTS ?= qemu debug upstream
 export VARIANTS
 
-.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-upstream \
+.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
 	bisect-check fuzz profile
 
@@ -63,6 +64,9 @@ kernel: tree
 
 kernel-debug: tree
 	@$(S)/build-kernel.sh debug
+
+kernel-kcsan: tree
+	@$(S)/build-kernel.sh kcsan
 
 kernel-upstream: tree
 	@$(S)/build-kernel.sh upstream

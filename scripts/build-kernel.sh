@@ -5,6 +5,9 @@
 #   build-kernel.sh qemu      ours: tinyconfig + configs/qemu.config
 #                             + the ours-only fragments (patches/rewrite)
 #   build-kernel.sh debug     ours: ... + configs/debug.config
+#   build-kernel.sh kcsan     ours: ... + configs/kcsan.config (KCSAN;
+#                             KASAN excludes it, so a kernel of its own,
+#                             built by make fuzz FUZZ_KERNEL=kcsan only)
 #   build-kernel.sh upstream  the upstream tree ($UTREE: everything of ours
 #                             but the AUX rewrite): tinyconfig +
 #                             configs/qemu.config
@@ -18,7 +21,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-kernel.sh qemu|debug|upstream}
+variant=${1:?usage: build-kernel.sh qemu|debug|kcsan|upstream}
 frags=("$TOP/configs/qemu.config")
 ours_frags() {	# the config fragments patches/rewrite keeps for ours
 	local f
@@ -30,6 +33,7 @@ ours_frags() {	# the config fragments patches/rewrite keeps for ours
 case $variant in
 qemu) src=$TREE O=$BUILD/obj/qemu; ours_frags ;;
 debug) src=$TREE O=$BUILD/obj/debug; ours_frags; frags+=("$TOP/configs/debug.config") ;;
+kcsan) src=$TREE O=$BUILD/obj/kcsan; ours_frags; frags+=("$TOP/configs/kcsan.config") ;;
 upstream)
 	src=$UTREE O=$BUILD/upstream/obj/qemu
 	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
