@@ -79,7 +79,7 @@ for v in $VARIANTS; do
 	# start (the comparison reads them too).
 	rm -rf "$OUT/check-$v"
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
-	runs+=("$v=$OUT/check-$v")
+	runs+=("$v=$OUT/check-$v" --objdir "$v=$BUILD/obj/$v")
 	decode "$v" "$OUT/check-$v"
 	perf_check "$v" "$OUT/check-$v"
 	# The fuzzer's summary: operations, fault injections, leaks.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# "make fuzz": boot a kernel (the debug one unless FUZZ_KERNEL says qemu
-# or upstream) in fuzz mode, where the guest runs ptsim_fuzz and then
+# "make fuzz": boot a kernel (the debug one unless FUZZ_KERNEL says qemu,
+# kcsan or upstream) in fuzz mode, where the guest runs ptsim_fuzz and then
 # perf_fuzzer with the options given here (see the fuzz list in
 # scripts/initramfs.sh), and judge the boot as make check would: the
 # fuzzers' TAP (perf_fuzzer fails on any fatal signal or exit of its own,
@@ -10,9 +10,14 @@
 #
 #   perf_fuzzer: kernel=K seed=S ops=N ptsim_opens=N aux_maps=N data_maps=N end=E
 #   fuzz: kernel=K seed=S ops=N injections=N leaks=N splats=N failures=N
+#         kcsan_ours=N kcsan_elsewhere=N
 #
 # (the second one's counts are ptsim_fuzz's; splats and failures are the
-# whole boot's).
+# whole boot's; kcsan_ours counts the KCSAN reports with a frame in
+# kernel/events/ or ptsim, which fail and are among the splats,
+# kcsan_elsewhere the others, which are listed in the line "kcsan: N
+# reports elsewhere: ..." of results.txt and do not fail, see
+# scripts/results.py).
 # Variables:
 #   SEED         the fuzzers' seed (default 1)
 #   OPS          ptsim_fuzz's operations per phase (default 2000; make
@@ -23,7 +28,9 @@
 #                ptsim_mark, in percent (default 50)
 #   THREADS      threads of the "threads" phase (default 4)
 #   PHASES       phases to run, comma-separated (default all)
-#   FUZZ_KERNEL  debug (default), qemu or upstream
+#   FUZZ_KERNEL  debug (default: KASAN, lockdep, kmemleak), qemu, upstream
+#                or kcsan (ours with KCSAN, configs/kcsan.config: the data
+#                race detector, which excludes KASAN; no kmemleak scan)
 #   TIMEOUT      host-side limit in seconds (default from OPS, see below)
 # Output in out/fuzz-<kernel>/ (console.log, tests.log, results.txt,
 # guest/diff/ptsim_fuzz.trace, guest/perf_fuzzer/: its output and its log,
@@ -64,11 +71,14 @@ if grep -q '^# kmemleak: ' "$rundir/tests.log"; then
 fi
 
 stage "fuzz: results"
-"$TOP/scripts/results.py" "${taps[@]}" "fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
-grep '^FAIL' "$rundir/results.txt" || true
+"$TOP/scripts/results.py" "${taps[@]}" --objdir "fuzz-$v=$BUILD/obj/$v" \
+	"fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
+grep -E '^(FAIL|kcsan:)' "$rundir/results.txt" || true
 summary=$(sed -n 's/^# ptsim_fuzz: //p' "$rundir/tests.log" | tail -n1)
 [ -n "$summary" ] || { summary="seed=$seed ops=? injections=? leaks=?"; rc=1; }
 splats=$(grep -c '^FAIL .*/splat:' "$rundir/results.txt" || true)
+kcsan_ours=$(grep -c '^FAIL .*/splat: BUG: KCSAN:' "$rundir/results.txt" || true)
+kcsan_else=$(sed -n 's/^kcsan: \([0-9]*\) reports elsewhere.*/\1/p' "$rundir/results.txt")
 failures=$(grep -c '^FAIL ' "$rundir/results.txt" || true)
 pf=$(sed -n 's/^# perf_fuzzer: seed=//p' "$rundir/tests.log" | tail -n1)
 if [ "$pf_ops" != 0 ]; then
@@ -78,5 +88,5 @@ if [ "$pf_ops" != 0 ]; then
 	[ -z "$ip" ] || info "perf_fuzzer: the fatal access was in $(addr2line -f -s -e "$BUILD/guest/perf_fuzzer" "$ip" | paste -sd' ')"
 	echo "perf_fuzzer: kernel=$v seed=$pf"
 fi
-echo "fuzz: kernel=$v $summary splats=$splats failures=$failures"
+echo "fuzz: kernel=$v $summary splats=$splats failures=$failures kcsan_ours=$kcsan_ours kcsan_elsewhere=${kcsan_else:-0}"
 exit $rc

@@ -23,6 +23,13 @@ Counted as results:
     they are in a line: a program's last line may lack its newline;
   - every kernel splat (BUG, WARNING, KASAN, lockdep, RCU stall, Oops,
     panic, ...) is one failure, whatever the tests said;
+  - a KCSAN report ("BUG: KCSAN: ...", the KCSAN kernel) is one failure
+    if a frame of either access's stack is a function of kernel/events/
+    or drivers/hwtracing/ptsim/ (our code and the perf core it drives);
+    any other KCSAN report is listed, not failed: "kcsan: N reports
+    elsewhere: f1, f2".  Which functions those directories define comes
+    from the kernel's objects (--objdir LABEL=DIR, nm); a run without its
+    objects fails every KCSAN report, as nothing proves it is elsewhere;
   - a guest that never printed "HARNESS: done" is one failure, and so is
     a console log without /init's closing "HARNESS: console end" marker;
   - KUnit's top-level plan: a suite it announced but never reported
@@ -37,14 +44,16 @@ of results there, and a suite of a run that FILE does not name fails (a
 stale or unlisted program).
 
 Usage: results.py [--json FILE] [--expected-skips FILE] [--manifest FILE]
-                  [--tap NAME=FILE ...] LABEL=RUNDIR ...
+                  [--tap NAME=FILE ...] [--objdir LABEL=DIR ...] LABEL=RUNDIR ...
 Prints failures by name, one line per suite, and last the line
 "N passed, N failed, N skipped".  Exits 1 if anything failed.
 """
 import argparse
 import fnmatch
+import glob
 import json
 import re
+import subprocess
 import sys
 
 TS = re.compile(r'^\[\s*\d+\.\d+\]\s?')
@@ -68,6 +77,15 @@ SPLATS = [re.compile(p) for p in (
 # "Call Trace:" alone is not a splat when a real header already counted;
 # it catches stack dumps (dump_stack) that have no header line at all.
 TRACE_ONLY = SPLATS[-1]
+# KCSAN (lib/kcsan/report.c): "BUG: KCSAN: data-race in A / B", then per
+# access a line "read to 0x... of 8 bytes by task 1 on cpu 0:" (or "race
+# at unknown origin, with read to ...") and its stack, one frame a line,
+# "func+0x1/0x2"; the report ends with a line of '='.
+KCSAN = re.compile(r'BUG: KCSAN: (?P<what>.*)$')
+KCSAN_FRAME = re.compile(r'^\s*(?:\[\s*[^]]*\]\s*)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+')
+KCSAN_END = re.compile(r'^={20,}')
+# Where a KCSAN report's frames make it ours (see the docstring).
+KCSAN_OURS = ('kernel/events', 'drivers/hwtracing/ptsim')
 
 
 class Tally:
@@ -76,6 +94,7 @@ class Tally:
         self.failures = []     # names of failed results
         self.results = []      # (suite, outcome, name): every result, in order
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
+        self.kcsan_elsewhere = []  # "A / B": KCSAN reports listed, not failed
 
     def add(self, suite, outcome, what=None, why=''):
         # A skip without a name (a whole suite, ksft_test_result_skip())
@@ -255,9 +274,52 @@ def parse_tests(lines, t, label):
     return done
 
 
-def scan_splats(lines, t, label):
+def our_functions(objdir):
+    """The functions the objects of KCSAN_OURS under OBJDIR define."""
+    objs = [o for d in KCSAN_OURS for o in glob.glob(f'{objdir}/{d}/**/*.o', recursive=True)
+            if not o.endswith('.mod.o')]
+    if not objs:
+        return None
+    out = subprocess.run(['nm', '--defined-only', *objs], capture_output=True,
+                         text=True, check=True).stdout
+    return {w[2] for w in (l.split() for l in out.splitlines())
+            if len(w) == 3 and w[1] in 'tTwW'}
+
+
+def kcsan_report(lines, i, t, label, ours):
+    """Judge the KCSAN report whose header is lines[i]; returns its end."""
+    head = KCSAN.search(lines[i]).group(0).strip()
+    what = KCSAN.search(lines[i]).group('what')
+    frames, j = [], i + 1
+    while j < len(lines) and not KCSAN_END.match(lines[j]) and \
+            not KCSAN.search(lines[j]):
+        m = KCSAN_FRAME.match(lines[j])
+        if m:
+            frames.append(m.group('fn'))
+        j += 1
+    if ours is None:
+        t.add(f'{label}splat', 'fail', f'{head} (no kernel objects to tell whose it is)')
+        return j
+    mine = sorted({f for f in frames if f in ours})
+    if mine or not frames:
+        t.add(f'{label}splat', 'fail', head + (f' (frames in {"/".join(KCSAN_OURS)}: '
+                                               f'{", ".join(mine)})' if mine else ' (no frames)'))
+    else:
+        t.kcsan_elsewhere.append(re.sub(r'^data-race in ', '', what).strip())
+    return j
+
+
+def scan_splats(lines, t, label, ours=None):
+    """Kernel splats in the console log.  OURS: the function names of
+    kernel/events/ and ptsim (our_functions), None if unknown."""
     headed = False
-    for l in lines:
+    i = 0
+    while i < len(lines):
+        l = lines[i]
+        if KCSAN.search(l):
+            i = kcsan_report(lines, i, t, label, ours)
+            headed = False
+            continue
         for p in SPLATS:
             if p.search(l):
                 if p is TRACE_ONLY and headed:
@@ -268,9 +330,10 @@ def scan_splats(lines, t, label):
         else:
             if l.startswith('---[ end trace'):
                 headed = False
+        i += 1
 
 
-def parse_run(label, rundir, t):
+def parse_run(label, rundir, t, objdir=None):
     pre = f'{label}/'
     con = read(f'{rundir}/console.log')
     tests = read(f'{rundir}/tests.log')
@@ -278,7 +341,7 @@ def parse_run(label, rundir, t):
         t.add(f'{pre}guest', 'fail', f'no logs in {rundir}')
         return
     parse_kunit(con, t, pre)
-    scan_splats(con, t, pre)
+    scan_splats(con, t, pre, our_functions(objdir) if objdir else None)
     if not parse_tests(tests, t, pre):
         t.add(f'{pre}guest', 'fail', 'did not reach the end of /init (panic, hang or timeout)')
     elif 'HARNESS: console end' not in con:
@@ -365,15 +428,18 @@ def main():
     ap.add_argument('--tap', action='append', default=[], metavar='NAME=FILE')
     ap.add_argument('--expected-skips', metavar='FILE')
     ap.add_argument('--manifest', metavar='FILE')
+    ap.add_argument('--objdir', action='append', default=[], metavar='LABEL=DIR',
+                    help='the kernel objects of run LABEL: whose a KCSAN report is')
     ap.add_argument('--quiet', action='store_true', help='no per-suite lines')
     ap.add_argument('runs', nargs='*', metavar='LABEL=RUNDIR')
     a = ap.parse_args()
     t = Tally(read_skips(a.expected_skips) if a.expected_skips else None)
     labels = []
+    objdirs = dict(o.partition('=')[::2] for o in a.objdir)
     for r in a.runs:
         label, _, d = r.partition('=')
         labels.append(label)
-        parse_run(label, d, t)
+        parse_run(label, d, t, objdirs.get(label))
     for r in a.tap:
         name, _, f = r.partition('=')
         parse_tap_file(name, f, t)
@@ -385,10 +451,14 @@ def main():
             print(f'  {s}: {p} passed, {f} failed, {k} skipped')
     for f in t.failures:
         print(f'FAIL {f}')
+    if t.kcsan_elsewhere:
+        names = sorted(set(t.kcsan_elsewhere))
+        print(f'kcsan: {len(t.kcsan_elsewhere)} reports elsewhere: {", ".join(names)}')
     if a.json:
         with open(a.json, 'w') as fh:
             json.dump({'suites': t.suites, 'failures': t.failures,
-                       'passed': tot[0], 'failed': tot[1], 'skipped': tot[2]},
+                       'passed': tot[0], 'failed': tot[1], 'skipped': tot[2],
+                       'kcsan_elsewhere': t.kcsan_elsewhere},
                       fh, indent=1)
     line = f'{tot[0]} passed, {tot[1]} failed'
     if tot[2]:

@@ -7,7 +7,8 @@
 #  - results.py on synthetic logs: a clean run passes with exact counts; a
 #    failing KUnit case, a failing kselftest, a WARNING splat, a crashed
 #    KUnit suite, a timed-out program and an unfinished guest each turn an
-#    otherwise green run red, and are named.
+#    otherwise green run red, and are named; a KCSAN report with a frame
+#    in kernel/events/ or ptsim fails, one elsewhere is listed, not failed.
 #  - the ours-vs-upstream comparison (compare_runs, scripts/compare.py) on
 #    a synthetic pair of runs: identical results and files pass, and so
 #    does a KUnit suite of the rewrite's own that only ours has; one
@@ -159,6 +160,59 @@ expectx() {	# expectx DESC WANT-RC WANT-REGEX DIR RESULTS-ARGS...: results.py wi
 		result 1 "$desc (rc=$rc, wanted $want and /$re/)"
 	fi
 }
+# KCSAN (issue 19): a report with a frame in kernel/events/ or ptsim
+# fails, one elsewhere is listed and does not; which functions are ours
+# comes from the kernel's objects (--objdir), here a fake object tree.
+ko=$D/kcsan-obj
+mkdir -p "$ko/kernel/events" "$ko/drivers/hwtracing/ptsim"
+echo 'void perf_aux_fake_output(void) {}' >"$ko/kernel/events/fake.c"
+echo 'void ptsim_fake_hrtimer(void) {}' >"$ko/drivers/hwtracing/ptsim/fake.c"
+gcc -c -o "$ko/kernel/events/fake.o" "$ko/kernel/events/fake.c"
+gcc -c -o "$ko/drivers/hwtracing/ptsim/fake.o" "$ko/drivers/hwtracing/ptsim/fake.c"
+kcsan_log() {	# kcsan_log DIR A B DEEP: a KCSAN report, A and B racing, DEEP under B
+	cat >>"$1/console.log" <<-LOG
+	[    2.000000] ==================================================================
+	[    2.000001] BUG: KCSAN: data-race in $2 / $3
+	[    2.000002]
+	[    2.000003] write to 0xffff888003a1c0d8 of 8 bytes by interrupt on cpu 1:
+	[    2.000004]  $2+0x3c/0x120
+	[    2.000005]  __hrtimer_run_queues+0x1a2/0x3c0
+	[    2.000006]
+	[    2.000007] read to 0xffff888003a1c0d8 of 8 bytes by task 88 on cpu 0:
+	[    2.000008]  $3+0x21/0x90
+	[    2.000009]  $4+0x50/0x80
+	[    2.000010]  do_syscall_64+0x9e/0x1a0
+	[    2.000011]
+	[    2.000012] value changed: 0x0000000000001000 -> 0x0000000000002000
+	[    2.000013]
+	[    2.000014] Reported by Kernel Concurrency Sanitizer on:
+	[    2.000015] CPU: 0 UID: 0 PID: 88 Comm: ptsim_fuzz Not tainted 6.12.117 #1
+	[    2.000016] ==================================================================
+	LOG
+}
+r=$D/p-kcsan-ours; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_log "$r" ptsim_fake_hrtimer perf_aux_fake_output x64_sys_call
+expectx "parser: a KCSAN report in kernel/events/ or ptsim fails the run, named" \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in ptsim_fake_hrtimer / perf_aux_fake_output \(frames in' \
+	"$r" --objdir "x=$ko"
+expectx "parser: a KCSAN report in kernel/events/ or ptsim is one failure" \
+	1 '^5 passed, 1 failed, 1 skipped$' "$r" --objdir "x=$ko"
+expectx "parser: a KCSAN report fails when the kernel's objects are not known" \
+	1 'FAIL x/splat: BUG: KCSAN: .*no kernel objects' "$r"
+r=$D/p-kcsan-deep; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_log "$r" tick_sched_timer ktime_get perf_aux_fake_output
+expectx "parser: a KCSAN report with our function deeper in a stack fails" \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in tick_sched_timer / ktime_get \(frames in .*: perf_aux_fake_output\)' \
+	"$r" --objdir "x=$ko"
+r=$D/p-kcsan-else; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_log "$r" tick_sched_timer ktime_get x64_sys_call
+kcsan_log "$r" rcu_sched_clock_irq rcu_gp_kthread x64_sys_call
+expectx "parser: KCSAN reports elsewhere are listed, counted and named, not failed" \
+	0 '^kcsan: 2 reports elsewhere: rcu_sched_clock_irq / rcu_gp_kthread, tick_sched_timer / ktime_get$' \
+	"$r" --objdir "x=$ko"
+expectx "parser: KCSAN reports elsewhere leave a green run green" \
+	0 '^5 passed, 0 failed, 1 skipped$' "$r" --objdir "x=$ko"
+
 r=$D/p-more; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 sed -i 's/^ok 2 global.b/ok 2 global.b\nok 3 global.c/' "$r/tests.log"
 expect "parser: more results than the plan announced fail" 1 'FAIL x/perf_events/prog: 3 results, only 2 planned' "$r"
