@@ -20,7 +20,7 @@
 #   make fuzz     the AUX area fuzzer, then perf_fuzzer, longer than in
 #                 make check, on the debug kernel: OPS=<per phase> SEED=<n>
 #                 [THREADS=<n>] [PHASES=a,b] [PF_OPS=<n>] [PF_PCT=<n>]
-#                 [FUZZ_KERNEL=qemu|upstream]; last lines "perf_fuzzer:
+#                 [FUZZ_KERNEL=qemu|kcsan|upstream]; last lines "perf_fuzzer:
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #
@@ -98,7 +98,8 @@ profile: guest kernel-upstream
 docs: tree
 	@$(S)/build-docs.sh
 
-# The fuzzer boots FUZZ_KERNEL: debug (default), qemu or upstream.
+# The fuzzer boots FUZZ_KERNEL: debug (default), qemu, upstream or kcsan
+# (configs/kcsan.config: KCSAN, which excludes KASAN; built only here).
 FUZZ_KERNEL ?= debug
 export FUZZ_KERNEL
 fuzz: guest $(addprefix kernel-,$(filter-out qemu,$(FUZZ_KERNEL)))
