@@ -31,7 +31,9 @@ contains it (the AUX branch of upstream's perf_mmap()).
   FILE  FUNCTION  TEXT  REASON
 
 TEXT is the line's source text, stripped of surrounding blanks, matched
-exactly; one entry covers every line of FUNCTION with that text.  Every
+exactly; one entry covers every line of FUNCTION with that text.  Where
+that is ambiguous, TEXT may be "PREVIOUS ;; TEXT": PREVIOUS is the text
+of the closest non-blank line above it.  Every
 entry is printed with the figures.  An unexecuted line of a --goal file
 that no entry names is "unjustified"; an entry that names an executed
 line, or no line at all, is "stale".  Either fails, as does a --goal file
@@ -176,11 +178,25 @@ def main():
         fnhit = sum(1 for _s, n in rec['fn'] if rec['fnhit'].get(n, 0) > 0)
         unexec = sorted(n for n, c in rec['lines'].items() if c == 0)
         text = (lambda n: src[n - 1].strip() if 0 < n <= len(src) else '?')
+
+        def prev(n):
+            for k in range(n - 1, 0, -1):
+                if text(k):
+                    return text(k)
+            return ''
+
+        def names(e, n):
+            if e['func'] != fn(n):
+                return False
+            if ' ;; ' in e['text']:
+                p, t = e['text'].split(' ;; ', 1)
+                return t == text(n) and p == prev(n)
+            return e['text'] == text(n)
         mine = [e for e in entries if e['file'] == name]
         justified = 0
         unjust = []
         for n in unexec:
-            m = [e for e in mine if e['func'] == fn(n) and e['text'] == text(n)]
+            m = [e for e in mine if names(e, n)]
             for e in m:
                 e['unexec'] += 1
             if m:
@@ -190,7 +206,7 @@ def main():
         for n, c in rec['lines'].items():
             if c > 0:
                 for e in mine:
-                    if e['func'] == fn(n) and e['text'] == text(n):
+                    if names(e, n):
                         e['exec'] += 1
         with open(os.path.join(a.out, name + '.unexecuted'), 'w') as f:
             for n in unexec:
