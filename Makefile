@@ -23,10 +23,18 @@
 #                 [FUZZ_KERNEL=qemu|kcsan|upstream]; last lines "perf_fuzzer:
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
+#   make coverage line and branch coverage of the AUX code by make check's
+#                 suites: gcov kernels (ours: aux.c, flush.c, ptsim.c;
+#                 upstream: ring_buffer.c, core.c and its AUX functions),
+#                 "coverage: <kernel> <file> lines=NN% branches=NN% ..."
+#                 lines, unexecuted lines and lcov HTML in out/coverage/;
+#                 fails below 95% of aux.c's or flush.c's lines or on an
+#                 unexecuted line not justified in tests/coverage/unreachable
+#                 [COVERAGE_KERNELS="ours upstream"]
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-kcsan
-# kernel-upstream
-# guest arm64 harness-test clean distclean.  Variables: JOBS, ACCEL
+# kernel-upstream kernel-cov kernel-cov-upstream guest arm64 harness-test
+# clean distclean.  Variables: JOBS, ACCEL
 # (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest seconds),
 # VARIANTS (kernels make check builds and boots, default "qemu debug
 # upstream"), ARM64=0 (skip the arm64 gate), HARNESS_SELFTEST=0.
@@ -46,7 +54,7 @@ export VARIANTS
 
 .PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check fuzz profile
+	bisect-check fuzz profile coverage kernel-cov kernel-cov-upstream
 
 all: run
 
@@ -104,6 +112,19 @@ FUZZ_KERNEL ?= debug
 export FUZZ_KERNEL
 fuzz: guest $(addprefix kernel-,$(filter-out qemu,$(FUZZ_KERNEL)))
 	@$(S)/fuzz.sh
+
+# make coverage's gcov kernels (configs/coverage.config).
+kernel-cov: tree
+	@$(S)/build-kernel.sh cov
+
+kernel-cov-upstream: tree
+	@$(S)/build-kernel.sh cov-upstream
+
+COVERAGE_KERNELS ?= ours upstream
+export COVERAGE_KERNELS
+coverage: guest $(subst kernel-cov-ours,kernel-cov,$(addprefix kernel-cov-,$(COVERAGE_KERNELS)))
+	@$(S)/deps.sh coverage
+	@$(S)/coverage.sh
 
 harness-test: guest
 	@tests/harness/selftest.sh $(CURDIR)/out/harness

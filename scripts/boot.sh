@@ -49,8 +49,9 @@ initrd=$BUILD/initramfs.cpio.gz
 # The test modules (tests/modules/*/, each with its kbuild Makefile) must
 # match the kernel they are loaded into: built here against this variant's
 # objects, they go into a second archive appended to the initramfs (the
-# kernel unpacks both), under /tests/modules.  Only "check" loads them.
-if [ "$mode" = check ]; then
+# kernel unpacks both), under /tests/modules.  Only "check" (and
+# "coverage", which runs its list) loads them.
+if [ "$mode" = check ] || [ "$mode" = coverage ]; then
 	mods=$BUILD/modules/$variant
 	rm -rf "$mods"
 	mkdir -p "$mods/src" "$mods/root/tests/modules"

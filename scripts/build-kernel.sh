@@ -11,6 +11,9 @@
 #   build-kernel.sh upstream  the upstream tree ($UTREE: everything of ours
 #                             but the AUX rewrite): tinyconfig +
 #                             configs/qemu.config
+#   build-kernel.sh cov       make coverage's (scripts/coverage.sh): qemu
+#   build-kernel.sh cov-upstream  and upstream + configs/coverage.config,
+#                             gcov on the objects named in gcov_objs below
 #
 # Objects go to $BUILD/obj/<variant> (for upstream a symlink to
 # $BUILD/upstream/obj/qemu, see UTREE in lib.sh); the compiler runs under
@@ -40,10 +43,33 @@ upstream)
 	mkdir -p "$O" "$BUILD/obj"
 	ln -sfn ../upstream/obj/qemu "$BUILD/obj/upstream"
 	;;
+cov) src=$TREE O=$BUILD/obj/cov; ours_frags; frags+=("$TOP/configs/coverage.config") ;;
+cov-upstream)
+	src=$UTREE O=$BUILD/upstream/obj/cov
+	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
+	frags+=("$TOP/configs/coverage.config")
+	mkdir -p "$O" "$BUILD/obj"
+	ln -sfn ../upstream/obj/cov "$BUILD/obj/cov-upstream"
+	;;
 *) die "unknown variant $variant" ;;
 esac
 mkdir -p "$O"
 KMAKE=(make -C "$src" O="$O" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+# gcov_objs DIR/OBJ...: profile exactly these objects.  kbuild's
+# GCOV_PROFILE_<obj>.o is keyed by the object's file name alone, so each
+# is set on the command line (passed to every sub-make) to "y" only in
+# its own directory ($(obj)): no Makefile changes, nothing else
+# profiled, and the other variants are built as before.
+gcov_objs() {
+	local f
+	for f; do
+		KMAKE+=("GCOV_PROFILE_${f##*/}=\$(if \$(filter ${f%/*},\$(obj)),y)")
+	done
+}
+case $variant in
+cov) gcov_objs kernel/events/aux.o kernel/events/flush.o drivers/hwtracing/ptsim/ptsim.o ;;
+cov-upstream) gcov_objs kernel/events/ring_buffer.o kernel/events/core.o ;;
+esac
 
 # Print warnings and errors as they come, and a count of compiled objects
 # every 30 seconds: the build is visibly alive without flooding the log.

@@ -16,6 +16,8 @@ PKGS=(
 )
 # "deps.sh bench": what make bench needs on top (the plot).
 [ "${1:-}" = bench ] && PKGS=(gnuplot-nox)
+# "deps.sh coverage": make coverage's lcov (and genhtml).
+[ "${1:-}" = coverage ] && PKGS=(lcov)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -36,7 +36,8 @@ for f in perf_fuzzer replay_log; do
 	[ -f "$G/$f" ] && cp "$G/$f" "$R/tests/"
 done
 cp "$G/aux-store-abi" "$R/tests/"
-install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" "$R/tests/"
+install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" \
+	"$TOP/scripts/guest/gcov-collect" "$R/tests/"
 
 # check: every perf_events selftest program, upstream's and ours.
 # Upstream's "settings" file gives the per-program timeout.
@@ -79,6 +80,9 @@ DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); don
 	# that nothing it may leave behind reaches another suite.
 	echo "perf_fuzzer 600 - perf-fuzzer-run $PF_CHECK_OPS 20261124 50"
 } >"$R/tests/check.list"
+# coverage (make coverage, scripts/coverage.sh): make check's suites, then
+# the gcov data of the profiled objects, for the transfer disk.
+{ cat "$R/tests/check.list"; echo "coverage/gcov 120 - gcov-collect"; } >"$R/tests/coverage.list"
 # perf (scripts/perf-check.sh alone): the perf suite's recordings only.
 grep '^perf/' "$R/tests/check.list" >"$R/tests/perf.list"
 # run (the demo, scripts/run-demo.sh): the PMUs, then a busy shell loop on

@@ -463,13 +463,23 @@ static void aux_test_stale_end(struct kunit *test)
 		aux_fixture_init(test, &f, 4, PAGE_SIZE, modes[i]);
 		aux_fixture_seek(&f, 1000, 1000);
 		KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
-		/* A skip in the stale transaction moves nothing either. */
-		if (!modes[i])
-			KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 100), 0);
 
 		/* munmap(): unpublished, stopped (this one was missed). */
 		RCU_INIT_POINTER(f.rb->aux.area, NULL);
 		WRITE_ONCE(f.aux->mode, f.aux->mode | PERF_AUX_UNMAPPED);
+
+		/*
+		 * A skip in the stale transaction moves its own head only,
+		 * nothing of the buffer (overwrite mode has no room to skip).
+		 */
+		if (!modes[i]) {
+			KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 100), 0);
+			KUNIT_EXPECT_EQ(test, handle.head, 1100UL);
+			KUNIT_EXPECT_EQ(test, handle.size, 4 * PAGE_SIZE - 1 - 100);
+			KUNIT_EXPECT_EQ(test, f.rb->aux.head, 1000UL);
+			KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 1000ULL);
+			KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 0);
+		}
 
 		/* mmap() of a new, normal area on the same buffer. */
 		new = kunit_kzalloc(test, sizeof(*new), GFP_KERNEL);

@@ -11,8 +11,13 @@
  *
  * debugfs aux_testmod/hold: writing 1 begins a transaction on the last
  * event initialised (with interrupts off, as a PMI would), 0 ends it.
- * debugfs aux_testmod/counts: "setup N free N", the calls of setup_aux
- * and free_aux.
+ * A begun transaction also asks perf_get_aux() for its setup_aux data,
+ * as drivers do from their interrupt, and reports a hardware id
+ * (AUX_TESTMOD_HW_ID) with perf_report_aux_output_id(), as CoreSight
+ * does: neither is called by ptsim.
+ * debugfs aux_testmod/counts: "setup N free N mapped N get N", the calls
+ * of setup_aux, free_aux and event_mapped, and the perf_get_aux() calls
+ * that returned what setup_aux had.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -20,12 +25,15 @@
 #include <linux/perf_event.h>
 #include <linux/slab.h>
 
+#define AUX_TESTMOD_HW_ID	0xa0c0ffeeULL
+
 static struct pmu aux_testmod_pmu;
 static DEFINE_MUTEX(aux_testmod_lock);
 static struct perf_event *aux_testmod_event;	/* under the lock */
 static struct perf_output_handle aux_testmod_handle;
 static bool aux_testmod_held;
-static atomic_t aux_testmod_setups, aux_testmod_frees;
+static atomic_t aux_testmod_setups, aux_testmod_frees, aux_testmod_mapped;
+static atomic_t aux_testmod_gets;
 static struct dentry *aux_testmod_dir;
 
 static void aux_testmod_destroy(struct perf_event *event)
@@ -72,6 +80,12 @@ static void aux_testmod_read(struct perf_event *event)
 {
 }
 
+/* Called for every mapping of the event's buffer, data or AUX. */
+static void aux_testmod_event_mapped(struct perf_event *event, struct mm_struct *mm)
+{
+	atomic_inc(&aux_testmod_mapped);
+}
+
 static void *aux_testmod_setup_aux(struct perf_event *event, void **pages,
 				   int nr_pages, bool overwrite)
 {
@@ -95,6 +109,7 @@ static struct pmu aux_testmod_pmu = {
 	.start		= aux_testmod_start,
 	.stop		= aux_testmod_stop,
 	.read		= aux_testmod_read,
+	.event_mapped	= aux_testmod_event_mapped,
 	.setup_aux	= aux_testmod_setup_aux,
 	.free_aux	= aux_testmod_free_aux,
 };
@@ -115,9 +130,18 @@ static ssize_t aux_testmod_hold_write(struct file *file, const char __user *buf,
 		goto out;
 	local_irq_save(flags);
 	if (hold) {
-		if (aux_testmod_event &&
-		    perf_aux_output_begin(&aux_testmod_handle, aux_testmod_event))
+		void *priv = NULL;
+
+		if (aux_testmod_event)
+			priv = perf_aux_output_begin(&aux_testmod_handle,
+						     aux_testmod_event);
+		if (priv) {
 			aux_testmod_held = true;
+			if (perf_get_aux(&aux_testmod_handle) == priv)
+				atomic_inc(&aux_testmod_gets);
+			perf_report_aux_output_id(aux_testmod_event,
+						  AUX_TESTMOD_HW_ID);
+		}
 	} else {
 		perf_aux_output_end(&aux_testmod_handle, 0);
 		aux_testmod_held = false;
@@ -136,8 +160,11 @@ static const struct file_operations aux_testmod_hold_fops = {
 
 static int aux_testmod_counts_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "setup %d free %d\n", atomic_read(&aux_testmod_setups),
-		   atomic_read(&aux_testmod_frees));
+	seq_printf(m, "setup %d free %d mapped %d get %d\n",
+		   atomic_read(&aux_testmod_setups),
+		   atomic_read(&aux_testmod_frees),
+		   atomic_read(&aux_testmod_mapped),
+		   atomic_read(&aux_testmod_gets));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(aux_testmod_counts);

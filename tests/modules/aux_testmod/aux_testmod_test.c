@@ -13,6 +13,11 @@
  * at that point and the module could be unloaded with a free of its
  * pages still to call into it.
  *
+ * Along the way, what ptsim never calls: the PMU's event_mapped runs for
+ * the AUX mapping as for the data mapping, perf_get_aux() gives the open
+ * transaction's setup_aux data, and perf_report_aux_output_id() puts a
+ * PERF_RECORD_AUX_OUTPUT_HW_ID with the PMU's id into the data area.
+ *
  * Ours only: 6.12's munmap() of an AUX area with a transaction still open
  * is a WARN (perf_mmap_close() checks aux_refcount), so on a kernel
  * without kernel/events/aux.c (no perf_aux_mmap in kallsyms) it skips.
@@ -34,6 +39,7 @@
 #define MODDIR	"/tests/modules/"
 #define SKIPPED	"# SKIP 6.12 WARNs on munmap() of an AUX area with a transaction open"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define HW_ID	0xa0c0ffeeULL	/* AUX_TESTMOD_HW_ID */
 
 static int failures, checks;
 
@@ -41,6 +47,9 @@ static int failures, checks;
 static const char *const results[] = {
 	"AUX area mapped",
 	"transaction begun",
+	"event_mapped called for the data and the AUX mapping",
+	"perf_get_aux() gives the transaction's setup_aux data",
+	"PERF_RECORD_AUX_OUTPUT_HW_ID with the PMU's id in the data area",
 	"the pending area holds the module",
 	"unloading is refused while the area is pending",
 	"transaction ended",
@@ -95,16 +104,40 @@ static bool ours(void)
 	return found;
 }
 
-static int read_counts(int *setups, int *frees)
+static int read_counts(int *setups, int *frees, int *mapped, int *gets)
 {
 	FILE *f = fopen(DBG "/counts", "r");
 	int n;
 
 	if (!f)
 		return -1;
-	n = fscanf(f, "setup %d free %d", setups, frees);
+	n = fscanf(f, "setup %d free %d mapped %d get %d", setups, frees,
+		   mapped, gets);
 	fclose(f);
-	return n == 2 ? 0 : -1;
+	return n == 4 ? 0 : -1;
+}
+
+/* The hw_id of the first PERF_RECORD_AUX_OUTPUT_HW_ID in the data area. */
+static bool find_hw_id(struct perf_event_mmap_page *pg, unsigned long long *id)
+{
+	unsigned long long head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	char *data = (char *)pg + pg->data_offset;
+	unsigned long long pos;
+
+	for (pos = 0; pos + sizeof(struct perf_event_header) <= head;) {
+		struct perf_event_header *h = (void *)(data + pos % pg->data_size);
+
+		if (!h->size)
+			break;
+		printf("# record type %u size %u\n", h->type, h->size);
+		if (h->type == PERF_RECORD_AUX_OUTPUT_HW_ID &&
+		    h->size >= sizeof(*h) + sizeof(*id)) {
+			memcpy(id, h + 1, sizeof(*id));
+			return true;
+		}
+		pos += h->size;
+	}
+	return false;
 }
 
 int main(void)
@@ -112,7 +145,8 @@ int main(void)
 	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
 	long psz = sysconf(_SC_PAGESIZE), refcnt;
 	struct perf_event_mmap_page *pg;
-	int fd, mfd, setups = -1, frees = -1, tries, ret;
+	int fd, mfd, setups = -1, frees = -1, mapped = -1, gets = -1, tries, ret;
+	unsigned long long hw_id = 0;
 	void *aux;
 
 	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(results));
@@ -144,6 +178,11 @@ int main(void)
 	aux = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 2 * psz);
 	check(aux != MAP_FAILED);
 	check(write_str(DBG "/hold", "1") == 0);
+	read_counts(&setups, &frees, &mapped, &gets);
+	printf("# event_mapped %d, perf_get_aux %d\n", mapped, gets);
+	check(mapped == 2);
+	check(gets == 1);
+	check(find_hw_id(pg, &hw_id) && hw_id == HW_ID);
 
 	/* The transaction now holds the area's last reference. */
 	munmap(aux, 2 * psz);
@@ -167,7 +206,7 @@ int main(void)
 			break;
 		usleep(10 * 1000);
 	}
-	read_counts(&setups, &frees);
+	read_counts(&setups, &frees, &mapped, &gets);
 	printf("# setup_aux %d free_aux %d, refcnt 0 after %d polls\n", setups,
 	       frees, tries);
 	check(setups == 1 && frees == 1);

@@ -781,6 +781,100 @@ TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
 }
 
 /*
+ * The fallback of a contiguous AUX area's allocation (see ptsim_contig_test,
+ * whose freshly booted guest never needs it): for a PMU that prefers
+ * large chunks (ptsim_large), a chunk whose order cannot be had is taken
+ * one order smaller, so a failed page allocation does not fail the
+ * mmap(); for one without scatter-gather in overwrite mode (ptsim_nosg,
+ * a read-only mapping), which needs the whole area in one chunk, a
+ * smaller chunk fails it with ENOMEM.  With fault injection, fail the
+ * 1st, 2nd, ... allocation of the AUX mmap() as aux_fail_injected does:
+ * every call fails with ENOMEM or succeeds, nothing is left behind, and
+ * on ptsim_large at least one injected failure is absorbed by the
+ * fallback (without it, every one would fail the call).
+ */
+TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
+{
+	static const struct fallback_pmu {
+		const char *pmu;
+		bool overwrite;
+	} pmus[] = {
+		{ "ptsim_large", false },
+		{ "ptsim_nosg", true },
+	};
+	const int data_pages = 4, aux_pages = 64;
+	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	int fd, nfd, nth, bad, absorbed, failed, err, prot;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	unsigned int c;
+	bool fired;
+	void *p;
+
+	if (!fi_available())
+		SKIP(return, "no fault injection (debug kernel only)");
+	ASSERT_EQ(0, fi_setup(0, 1, -1));
+	nfd = fi_nth_open();
+	ASSERT_LE(0, nfd);
+
+	for (c = 0; c < ARRAY_SIZE(pmus); c++) {
+		prot = pmus[c].overwrite ? PROT_READ : PROT_READ | PROT_WRITE;
+		ptsim_attr(&attr, 0);
+		attr.type = pmu_type(pmus[c].pmu);
+		ASSERT_LE(0, (int)attr.type) TH_LOG("no %s PMU", pmus[c].pmu);
+		bad = 0;
+		absorbed = 0;
+		failed = 0;
+		for (nth = 1; nth < 1000; nth++) {
+			fd = perf_open(&attr, 0, -1, -1);
+			ASSERT_LE(0, fd);
+			pg = map_data(fd, psz, data_pages);
+			ASSERT_NE(NULL, pg);
+			pg->aux_offset = dlen;
+			pg->aux_size = aux_pages * psz;
+			ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+			p = mmap(NULL, aux_pages * psz, prot, MAP_SHARED, fd, dlen);
+			err = errno;
+			fired = fi_nth_fired(nfd);
+			if (p == MAP_FAILED) {
+				failed++;
+				if (err != ENOMEM) {
+					bad++;
+					TH_LOG("%s, failure %d: %s", pmus[c].pmu,
+					       nth, strerror(err));
+				}
+			} else {
+				absorbed += fired;
+				munmap(p, aux_pages * psz);
+			}
+			munmap(pg, dlen);
+			close(fd);
+			if (vm_pin_pages()) {
+				bad++;
+				TH_LOG("%s, failure %d: VmPin %ld after munmap()",
+				       pmus[c].pmu, nth, vm_pin_pages());
+			}
+			if (!fired) {
+				/* Past the last failure point: it must work. */
+				EXPECT_NE(MAP_FAILED, p)
+					TH_LOG("%s: %s", pmus[c].pmu, strerror(err));
+				break;
+			}
+		}
+		TH_LOG("%s%s: %d failure points, %d failed the mmap(), %d absorbed",
+		       pmus[c].pmu, pmus[c].overwrite ? " (overwrite)" : "",
+		       nth - 1, failed, absorbed);
+		EXPECT_EQ(0, bad);
+		EXPECT_LT(0, failed) TH_LOG("fault injection never failed the mmap()");
+		if (!pmus[c].overwrite)
+			EXPECT_LT(0, absorbed)
+				TH_LOG("no failure was absorbed by the fallback");
+	}
+	close(nfd);
+	expect_baseline(_metadata, self);
+}
+
+/*
  * CVE-2026-23248: a dependent mmap() picking up a dying buffer.
  *
  * F's output goes to E's buffer.  Each round, this process unmaps E's
