@@ -1072,7 +1072,7 @@ static const char *aux_area_format(const char *line)
 		return "neither \"none\" nor \"aux ...\"";
 	for (p = line + 3; *p == ' '; p += w) {
 		p++;
-		w = strcspn(p, " \n");
+		w = strcspn(p, "\n ");
 		if (!w)
 			return "an empty word";
 		for (i = 0; i < ARRAY_SIZE(aux_area_words); i++) {
@@ -1099,7 +1099,7 @@ TEST(aux_area_format_checker)
 	EXPECT_NE(NULL, aux_area_format("none"));
 	EXPECT_NE(NULL, aux_area_format("aux itrace\n\n"));
 	EXPECT_NE(NULL, aux_area_format("aux  itrace\n"));
-	EXPECT_NE(NULL, aux_area_format("aux itrace \n"));
+	EXPECT_NE(NULL, aux_area_format("aux itrace\x20\n"));
 	EXPECT_NE(NULL, aux_area_format("aux aux_pause itrace\n"));
 	EXPECT_NE(NULL, aux_area_format("none itrace\n"));
 	EXPECT_NE(NULL, aux_area_format("auxitrace\n"));
