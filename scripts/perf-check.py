@@ -22,6 +22,14 @@ own decoder for a second opinion:
                       without unexplained gaps, and agree with perf on
                       bytes, PTWs, OVFs and gaps.
 
+The raw cases record ptsim_large, a PMU perf has no module for, through
+perf's raw AUX path (tools/perf/Documentation/perf-raw-aux.txt): perf
+report -D must take the raw AUXTRACE_INFO, perf script must run, the
+data perf writes out under PERF_RAW_AUX_DIR must be the bytes of
+perf.data's AUXTRACE records, buffer by buffer, and decode with
+aux-decode from perf's own index files.  Case noaux is checked in the
+guest (perf record must fail and say why); here its log again.
+
 Prints TAP (one result per check, named "<case>: <what>") and, with
 --summary, the perf-run line of make run for the case "demo".
 
@@ -38,7 +46,11 @@ import sys
 
 AUX_TRUNCATED, AUX_PARTIAL, AUX_COLLISION = 0x01, 0x04, 0x08
 REC_AUX, REC_AUXTRACE = 11, 71
-CASES = ['cpu', 'loss', 'mark', 'sample', 'snapshot', 'task', 'thread']
+CASES = ['cpu', 'loss', 'mark', 'noaux', 'raw', 'raw_loss', 'raw_snapshot', 'raw_thread',
+         'sample', 'snapshot', 'task', 'thread']
+RAW_TYPE = 0x10000	# PERF_AUXTRACE_RAW
+RAW_PMU = 'ptsim_large'
+NOAUX_MSG = 'no event can fill an AUX area'
 SAMPLE_BITS = [(1 << 1, 'tid'), (1 << 2, 'time'), (1 << 6, 'id'),
                (1 << 9, 'stream_id'), (1 << 7, 'cpu'), (1 << 16, 'identifier')]
 PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
@@ -115,11 +127,19 @@ def read_perf_data(path, snapshot=False):
                 cpu, = struct.unpack_from('<I', data, at)
             bufs[cpu]['aux'].append((aoff, asize, flags))
         pos += size
-    # perf pads every AUXTRACE record's data with zeros to 8 bytes, and
-    # starts the next one at the true end: drop the padding there (the
-    # last record's, at the end of the trace, decodes as PAD packets).
+    trimmed = 0 if snapshot else trim_padding(bufs)
+    return bufs, nauxtrace, trimmed
+
+
+def trim_padding(bufs):
+    """Drop perf's padding between AUXTRACE records; the bytes dropped.
+
+    perf pads every AUXTRACE record's data with zeros to 8 bytes, and
+    starts the next one at the true end: drop the padding there (the
+    last record's, at the end of the trace, decodes as PAD packets).
+    """
     trimmed = 0
-    for b in bufs.values() if not snapshot else ():
+    for b in bufs.values():
         copies = b['copies']
         for i in range(len(copies) - 1):
             (foff, aoff, size), nxt = copies[i], copies[i + 1][1]
@@ -129,7 +149,7 @@ def read_perf_data(path, snapshot=False):
                 copies[i] = (foff, aoff, size - over)
                 copies[i + 1:] = [(c[0] - over, c[1], c[2]) for c in copies[i + 1:]]
                 trimmed += over
-    return bufs, nauxtrace, trimmed
+    return trimmed
 
 
 def write_snapshot_dirs(bufs, outdir, aux_size):
@@ -164,7 +184,8 @@ def write_decode_dirs(bufs, outdir, aux_size, mode):
     for cpu in cpus:
         b = bufs[cpu]
         # AUX records of a per-task buffer carry no CPU of their buffer.
-        aux = b['aux'] + (bufs[0xffffffff]['aux'] if len(cpus) == 1 and 0xffffffff in bufs else [])
+        aux = b['aux'] + (bufs[0xffffffff]['aux']
+                          if len(cpus) == 1 and cpu != 0xffffffff and 0xffffffff in bufs else [])
         d = os.path.join(outdir, f'cpu{cpu}')
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, 'aux.bin'), 'wb') as f:
@@ -180,16 +201,17 @@ def write_decode_dirs(bufs, outdir, aux_size, mode):
     return dirs
 
 
-def run_lines(cmd):
+def run_lines(cmd, env=None):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors='replace')
+                         errors='replace', env=env)
     out, err = p.communicate()
     return p.returncode, out.splitlines(), err
 
 
-def report_dump(perf, data, snapshot=False):
-    rc, lines, err = run_lines([perf, 'report', '-D', '-i', data])
+def report_dump(perf, data, snapshot=False, env=None):
+    rc, lines, err = run_lines([perf, 'report', '-D', '-i', data], env)
     r = {'rc': rc, 'err': err, 'auxtrace': 0, 'bytes': 0, 'bad': 0, 'cpus': set(),
+         'info_type': None, 'info_pmu': None,
          'samples': collections.Counter(), 'aux_samples': collections.Counter(),
          'aux_flags': collections.Counter(), 'aux_records': 0}
     cur = None
@@ -208,6 +230,12 @@ def report_dump(perf, data, snapshot=False):
             r['bad'] += 1
         if ': PERF_RECORD_' in l:
             in_sample = 'PERF_RECORD_SAMPLE' in l
+        m = re.search(r'(?:^|PERF_RECORD_AUXTRACE_INFO) type: (\d+)$', l)
+        if m and r['info_type'] is None:
+            r['info_type'] = int(m.group(1))
+        m = re.match(r'^  PMU Name\s+(\S+)$', l)
+        if m:
+            r['info_pmu'] = m.group(1)
         m = AUXTRACE.search(l)
         if m:
             synced = not snapshot
@@ -400,6 +428,108 @@ def check_case(tap, name, d, perf, decoder):
     return res
 
 
+def read_raw_dir(rawdir):
+    """What perf wrote under PERF_RAW_AUX_DIR: per buffer, its bytes, its
+    AUXTRACE copies (file_off, offset, size) and AUX records, keyed by the
+    CPU of a per-CPU buffer (0xffffffff for a thread's, as in perf.data)."""
+    bufs = {}
+    names = sorted(f[:-4] for f in os.listdir(rawdir) if f.endswith('.txt')) \
+        if os.path.isdir(rawdir) else []
+    for n in names:
+        b = {'copies': [], 'aux': [], 'bytes': bytearray(), 'name': n}
+        with open(os.path.join(rawdir, n + '.bin'), 'rb') as f:
+            b['bytes'] += f.read()
+        with open(os.path.join(rawdir, n + '.txt')) as f:
+            header = f.readline()
+            for l in f:
+                kv = dict(re.findall(r'(\w+)=(\S+)', l))
+                if l.startswith('AUXTRACE '):
+                    b['copies'].append((int(kv['file_off']), int(kv['offset']), int(kv['size'])))
+                elif l.startswith('AUX '):
+                    b['aux'].append((int(kv['offset']), int(kv['size']), int(kv['flags'], 16)))
+        b['header'] = header.strip()
+        key = int(n[3:]) if n.startswith('cpu') else 0xffffffff
+        bufs[key] = b
+    return bufs
+
+
+def check_raw_case(tap, name, d, perf, decoder, info):
+    """A recording of ptsim_large through perf's raw AUX path."""
+    data = os.path.join(d, 'perf.data')
+    mode = info.get('mode', 'normal')
+    if not tap.check(os.path.isfile(data) and os.path.getsize(data) > 0, f'{name}: perf.data came back',
+                     'no perf.data (see the guest\'s perf/record result)'):
+        return None
+    rawdir = os.path.join(d, 'raw')
+    shutil.rmtree(rawdir, ignore_errors=True)
+    env = dict(os.environ, PERF_RAW_AUX_DIR=rawdir)
+    rep = report_dump(perf, data, mode == 'snapshot', env)
+    src, _, serr = run_lines([perf, 'script', '-i', data])
+    tap.check(rep['rc'] == 0 and src == 0, f'{name}: perf report -D and perf script ran',
+              f'exit {rep["rc"]}/{src}: {(rep["err"] + serr).strip()[-300:]}')
+    tap.check(rep['info_type'] == RAW_TYPE and rep['info_pmu'] == RAW_PMU,
+              f'{name}: recorded through the raw path (AUXTRACE_INFO type raw, PMU {RAW_PMU})',
+              f'AUXTRACE_INFO type {rep["info_type"]}, PMU {rep["info_pmu"]}')
+    tap.check(rep['auxtrace'] > 0 and rep['bytes'] > 0, f'{name}: AUX data recorded',
+              f'{rep["auxtrace"]} AUXTRACE records, {rep["bytes"]} bytes')
+    if mode == 'snapshot':
+        tap.check(rep['auxtrace'] >= 2, f'{name}: snapshots taken', f'{rep["auxtrace"]} AUXTRACE records')
+
+    # perf's files against perf.data read here: the same bytes, records
+    # and copies, buffer by buffer, in order.
+    raw = read_raw_dir(rawdir)
+    ref, nauxtrace, _ = read_perf_data(data, snapshot=True)
+    ref = {k: v for k, v in ref.items() if v['copies']}
+    diff = [f'{k:#x}' for k in set(ref) | set(raw)
+            if k not in ref or k not in raw or ref[k]['bytes'] != raw[k]['bytes']
+            or ref[k]['copies'] != raw[k]['copies']]
+    ncopies = sum(len(b['copies']) for b in raw.values())
+    tap.check(raw and not diff and ncopies == nauxtrace == rep['auxtrace'],
+              f'{name}: PERF_RAW_AUX_DIR holds every buffer\'s bytes, in order',
+              f'buffers {sorted(raw)} vs perf.data {sorted(ref)}; differ: {diff}; '
+              f'copies {ncopies}, perf.data {nauxtrace}, perf -D {rep["auxtrace"]}')
+    naux = sum(len(b['aux']) for b in raw.values())
+    tap.check(naux == rep['aux_records'] > 0, f'{name}: the index files hold every AUX record',
+              f'{naux} in the index files, {rep["aux_records"]} in perf report -D')
+    tap.note(f'{name}: ' + ', '.join(f'{b["name"]}: {len(b["bytes"])} bytes, {len(b["copies"])} copies, '
+                                      f'{len(b["aux"])} AUX' for b in raw.values()))
+
+    warned = rep['warn']['lost'] + rep['warn']['partial'] + rep['warn']['collision']
+    flagged = rep['aux_flags']['truncated'] + rep['aux_flags']['partial'] + rep['aux_flags']['collision']
+    tap.check(warned == flagged, f'{name}: perf\'s loss warnings count the flagged AUX records',
+              f'warnings {dict(rep["warn"])}, flags {dict(rep["aux_flags"])}')
+
+    # aux-decode on what perf wrote out, with perf's index.
+    trimmed = 0 if mode == 'snapshot' else trim_padding(raw)
+    shutil.rmtree(os.path.join(d, 'decode'), ignore_errors=True)
+    dirs = write_decode_dirs(raw, os.path.join(d, 'decode'), int(info.get('aux_size', 0)) or 1 << 22,
+                             mode)
+    ok, tot, summary = aux_decode(decoder, dirs)
+    for l in summary.splitlines():
+        tap.note(f'{name}: {l}')
+    tap.check(dirs and ok and tot['decode_errors'] == 0 and tot['unexplained_gaps'] == 0,
+              f'{name}: aux-decode: no decode error, no unexplained gap',
+              summary[-300:] or 'nothing to decode')
+    tap.check(tot['bytes'] > 0 and tot['bytes'] + trimmed == rep['bytes'],
+              f'{name}: aux-decode and perf agree on the bytes',
+              f'aux-decode {tot["bytes"]} + {trimmed} bytes of perf\'s padding, perf {rep["bytes"]}')
+    if mode != 'snapshot':
+        truncated = rep['aux_flags']['truncated']
+        tap.check((tot['seq_gaps'] > 0 or truncated > 0) == (warned > 0),
+                  f'{name}: perf warns of loss exactly when aux-decode finds gaps',
+                  f'{tot["seq_gaps"]} gaps, {truncated} TRUNCATED, {warned} warnings')
+    return {'rep': rep, 'tot': tot, 'warned': warned, 'raw': raw}
+
+
+def check_noaux(tap, name, d):
+    log = os.path.join(d, 'record.log')
+    text = open(log, errors='replace').read() if os.path.isfile(log) else ''
+    data = os.path.join(d, 'perf.data')
+    tap.check(NOAUX_MSG in text and not (os.path.isfile(data) and os.path.getsize(data)),
+              f'{name}: perf record refused an AUX area size without an AUX event',
+              f'record.log: {text.strip()[-300:]}')
+
+
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
@@ -418,9 +548,16 @@ def main():
             tap.check(False, f'{c}: recorded', f'no {os.path.join(root, c)}')
     res = {}
     for c in cases:
-        res[c] = check_case(tap, c, os.path.join(root, c), a.perf, a.decoder)
+        cd = os.path.join(root, c)
+        if c == 'noaux':
+            check_noaux(tap, c, cd)
+            continue
+        if c.startswith('raw'):
+            res[c] = check_raw_case(tap, c, cd, a.perf, a.decoder, case_info(cd))
+        else:
+            res[c] = check_case(tap, c, cd, a.perf, a.decoder)
         r = res[c]
-        if r and 'tot' in r:
+        if r and 'tot' in r and 'scr' in r:
             tap.note(f'{c}: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
                      f'ptw={r["scr"]["ptw"]} data_ptw={r["scr"]["data"]} marks={len(r["scr"]["marks"])} '
                      f'ovf={r["scr"]["ovf"]} gaps={r["scr"]["gaps"]} '
@@ -431,6 +568,17 @@ def main():
         if c == 'cpu' and r:
             tap.check(len(r['rep']['cpus']) >= 2, 'cpu: trace from several CPUs',
                       f'AUX data from CPUs {sorted(r["rep"]["cpus"])}')
+        if c == 'raw' and r:
+            tap.check(r['rep']['bytes'] > 1 << 20, f'{c}: more than 1 MiB of AUX data',
+                      f'{r["rep"]["bytes"]} bytes')
+        if c == 'raw_loss' and r:
+            # The loss, seen by perf (PARTIAL records and its warning) and
+            # by aux-decode (OVFs and the sequence gaps they explain).
+            tap.check(r['rep']['aux_flags']['partial'] > 0 and r['warned'] > 0
+                      and r['tot']['type_ovf'] > 0 and r['tot']['seq_gaps'] > 0,
+                      'raw_loss: the forced loss happened, and perf and aux-decode saw it',
+                      f'PARTIAL {r["rep"]["aux_flags"]["partial"]}, warnings {r["warned"]}, '
+                      f'OVF {r["tot"]["type_ovf"]}, gaps {r["tot"]["seq_gaps"]}')
         if c == 'loss' and r and 'tot' in r:
             tap.check(r['scr']['ovf'] > 0 and r['warned'] > 0 and r['tot']['seq_gaps'] > 0,
                       'loss: the forced loss happened, and perf and aux-decode saw it',

@@ -5,9 +5,11 @@
  * the errnos of aux_sample_size and aux_output requests, aux_output
  * samples in the trace (with ptsim_mark), the default and
  * an explicit aux_watermark, the locked-memory accounting of an AUX
- * mapping, and PERF_RECORD_ITRACE_START.
+ * mapping, PERF_RECORD_ITRACE_START, and the aux_area file every PMU
+ * has in sysfs.
  */
 #include "ptsim_lib.h"
+#include <dirent.h>
 #include <sys/resource.h>
 #include "../kselftest_harness.h"
 
@@ -1018,6 +1020,148 @@ TEST(itrace_start_once)
 	EXPECT_EQ(0, w.unexplained);
 	close(fd);
 	sess_free(&s);
+}
+
+/* ---- sysfs: <pmu>/aux_area ---- */
+
+/*
+ * Documentation/ABI/testing/sysfs-bus-event_source-devices-aux_area: one
+ * line, "none", or "aux" and the capabilities in this order.
+ */
+static const char * const aux_area_words[] = {
+	"itrace", "aux_output", "aux_pause", "aux_no_sg", "aux_prefer_large",
+};
+
+/* @pmu's aux_area into @buf (NUL-terminated); its length, -1 if none. */
+static int aux_area_read(const char *pmu, char *buf, size_t size)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/aux_area",
+		 pmu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * NULL if @line is the documented format: "none\n", or "aux" and known
+ * words in their order (unknown words, from a later kernel, anywhere
+ * after "aux"), single spaces, one "\n" at the end; else what is wrong.
+ */
+static const char *aux_area_format(const char *line)
+{
+	size_t len = strlen(line), next = 0, i, w;
+	const char *p;
+
+	if (!len || line[len - 1] != '\n')
+		return "not one line ending in a newline";
+	if (strchr(line, '\n') != line + len - 1)
+		return "more than one line";
+	if (!strcmp(line, "none\n"))
+		return NULL;
+	if (strncmp(line, "aux", 3) || (line[3] != ' ' && line[3] != '\n'))
+		return "neither \"none\" nor \"aux ...\"";
+	for (p = line + 3; *p == ' '; p += w) {
+		p++;
+		w = strcspn(p, "\n ");
+		if (!w)
+			return "an empty word";
+		for (i = 0; i < ARRAY_SIZE(aux_area_words); i++) {
+			if (strlen(aux_area_words[i]) == w &&
+			    !strncmp(p, aux_area_words[i], w))
+				break;
+		}
+		if (i == ARRAY_SIZE(aux_area_words))
+			continue;
+		if (i < next)
+			return "a known word twice or out of order";
+		next = i + 1;
+	}
+	return *p == '\n' ? NULL : "a word after the end";
+}
+
+TEST(aux_area_format_checker)
+{
+	/* The checker itself, on lines the kernel must never write. */
+	EXPECT_EQ(NULL, aux_area_format("none\n"));
+	EXPECT_EQ(NULL, aux_area_format("aux\n"));
+	EXPECT_EQ(NULL, aux_area_format("aux itrace aux_pause\n"));
+	EXPECT_EQ(NULL, aux_area_format("aux itrace future aux_no_sg\n"));
+	EXPECT_NE(NULL, aux_area_format("none"));
+	EXPECT_NE(NULL, aux_area_format("aux itrace\n\n"));
+	EXPECT_NE(NULL, aux_area_format("aux  itrace\n"));
+	EXPECT_NE(NULL, aux_area_format("aux itrace\x20\n"));
+	EXPECT_NE(NULL, aux_area_format("aux aux_pause itrace\n"));
+	EXPECT_NE(NULL, aux_area_format("none itrace\n"));
+	EXPECT_NE(NULL, aux_area_format("auxitrace\n"));
+	EXPECT_NE(NULL, aux_area_format("\n"));
+}
+
+/* Every PMU has the file, in the documented format. */
+TEST(aux_area_every_pmu)
+{
+	char buf[512];
+	const char *why;
+	struct dirent *d;
+	int pmus = 0, aux = 0, n;
+	DIR *dir;
+
+	dir = opendir("/sys/bus/event_source/devices");
+	ASSERT_NE(NULL, dir);
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		pmus++;
+		n = aux_area_read(d->d_name, buf, sizeof(buf));
+		EXPECT_LT(0, n) TH_LOG("%s: no aux_area", d->d_name);
+		if (n <= 0)
+			continue;
+		why = aux_area_format(buf);
+		EXPECT_EQ(NULL, why) TH_LOG("%s: \"%s\": %s", d->d_name, buf, why);
+		if (!strncmp(buf, "aux", 3))
+			aux++;
+	}
+	closedir(dir);
+	TH_LOG("%d PMUs, %d with an AUX area", pmus, aux);
+	EXPECT_GE(pmus, 2);
+}
+
+/*
+ * What ptsim's registrations show: the engine's ITRACE and AUX_PAUSE,
+ * plus what each variant adds (its EXCLUSIVE is not an AUX capability);
+ * ptsim_mark only writes into another event's AUX area, and the
+ * software PMU has none.
+ */
+TEST(aux_area_ptsim)
+{
+	static const struct {
+		const char *pmu, *line;
+	} want[] = {
+		{ "ptsim",	 "aux itrace aux_pause\n" },
+		{ "ptsim_nosg",	 "aux itrace aux_pause aux_no_sg\n" },
+		{ "ptsim_large", "aux itrace aux_pause aux_prefer_large\n" },
+		{ "ptsim_mark",	 "none\n" },
+		{ "software",	 "none\n" },
+	};
+	char buf[512];
+	size_t i;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		ASSERT_LT(0, aux_area_read(want[i].pmu, buf, sizeof(buf)))
+			TH_LOG("%s: no aux_area", want[i].pmu);
+		EXPECT_STREQ(want[i].line, buf) TH_LOG("%s", want[i].pmu);
+	}
 }
 
 TEST_HARNESS_MAIN
