@@ -110,15 +110,29 @@ if [ "$ACCEL" = kvm ]; then
 	accel=kvm
 elif [ "$ACCEL" = auto ] && [ -z "${ICOUNT:-}" ]; then
 	if [ ! -f "$BUILD/accel" ]; then
-		result=tcg
+		result=tcg prc=
 		if [ -w /dev/kvm ]; then
-			info "boot: probing KVM (${PROBE_TIMEOUT:-20}s at most)"
-			qemu kvm probe "$BUILD/kvm-probe" "${PROBE_TIMEOUT:-20}" || true
+			# In a subshell with its stderr discarded: where KVM is
+			# broken QEMU may die of a signal, and bash would report
+			# that with the whole QEMU command line.  The verdict is
+			# the one line below; QEMU's own words stay in its log.
+			prc=0
+			(qemu kvm probe "$BUILD/kvm-probe" "${PROBE_TIMEOUT:-20}") 2>/dev/null || prc=$?
 			rm -f "$BUILD/kvm-probe/xfer.img"
-			grep -q '^HARNESS: done' "$BUILD/kvm-probe/tests.log" && result=kvm
+			if grep -q '^HARNESS: done' "$BUILD/kvm-probe/tests.log"; then
+				result=kvm why="a probe boot finished"
+			elif [ $prc -eq 124 ] || [ $prc -eq 137 ]; then
+				why="a probe boot did not finish in ${PROBE_TIMEOUT:-20} s"
+			elif [ $prc -gt 128 ]; then
+				why="QEMU died of signal $((prc - 128)) ($(kill -l $((prc - 128)) 2>/dev/null || echo '?'))"
+			else
+				why="QEMU exited with $prc"
+			fi
+		else
+			why="/dev/kvm is not writable"
 		fi
 		echo $result >"$BUILD/accel"
-		info "boot: KVM $([ $result = kvm ] && echo works || echo 'does not work here'); using $result"
+		info "boot: KVM $([ $result = kvm ] && echo works || echo 'does not work here'): $why; using $result${prc:+ (QEMU log: $BUILD/kvm-probe/qemu.log)}"
 	fi
 	accel=$(cat "$BUILD/accel")
 fi
