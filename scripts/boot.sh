@@ -31,6 +31,16 @@
 # PIIX router of the PCI BIOS table routes it at once.  ACPI still
 # describes the CPUs (SMP) and everything else.
 #
+# And tsc=reliable: under TCG on a busy host the clocksource watchdog
+# finds the TSC skewed against the HPET, marks it unstable and switches
+# the clocksource to the HPET, whose every read is an emulated MMIO
+# access.  From then on each clock read, and so each timer, schedule and
+# time stamp, costs many times more, and a guest on a loaded host slows
+# down further at an unpredictable moment (seen: the debug kernel's
+# perf_fuzzer stalled past its own 60 s no-progress watchdog after such a
+# switch, on a host with a load of 7 on 2 cores).  The guest's TSC is
+# QEMU's and is as stable as the host's.
+#
 # Acceleration: TCG unless ACCEL=kvm, or ACCEL=auto (the default) and a
 # short probe boot under KVM proves a guest really runs there (on nested
 # hosts /dev/kvm exists but guests hang).  ICOUNT=N adds "-icount shift=N"
@@ -93,7 +103,7 @@ qemu() {	# qemu ACCEL MODE RUNDIR TIMEOUT
 		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" "${extra[@]}" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq auxlab.mode=$2${APPEND:+ $APPEND}" \
+		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq tsc=reliable auxlab.mode=$2${APPEND:+ $APPEND}" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-drive file="$3/xfer.img",format=raw,if=none,id=xfer \
 		-device virtio-blk-pci,drive=xfer \
