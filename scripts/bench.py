@@ -202,20 +202,30 @@ def page(pagedir, res, png):
            'barriers, misses).  MB/s are bytes per microsecond of such time, not a real '
            'machine\'s bandwidth.',
            '',
-           f'| figure | {ours} median (min-max) | {up} median (min-max) | ratio | spread | what |',
-           '|---|---|---|---|---|---|']
+           f'| figure | {ours} median (min-max) | {up} median (min-max) | ratio | spread |',
+           '|---|---|---|---|---|']
 
     def cell(s, unit):
         return f'{fmt(s["median"])} {unit} ({fmt(s["min"])}-{fmt(s["max"])})'
 
     for name, f in figs.items():
         out.append(f'| `{name}` | {cell(f[ours], f["unit"])} | {cell(f[up], f["unit"])} | '
-                   f'{f["ratio"]:.3f} | {f["spread_pct"]:.1f} % | {meaning(name)} |')
+                   f'{f["ratio"]:.3f} | {f["spread_pct"]:.1f} % |')
         if 'pct_of_memcpy' in f:
             p = f['pct_of_memcpy']
             out.append(f'| `{name}_of_memcpy` | {p[ours]:.1f} % | {p[up]:.1f} % | '
-                       f'{p[ours] / p[up]:.3f} | {f["spread_pct"]:.1f} % | '
-                       f'the same as a fraction of the guest\'s memcpy bandwidth |')
+                       f'{p[ours] / p[up]:.3f} | {f["spread_pct"]:.1f} % |')
+    # What the figures measure, one line per kind present in this run.
+    out += ['', 'What each figure measures (`<S>`: the size in the figure\'s name, or for '
+            '`work_<S>` the trace rate):', '']
+    seen = []
+    for name in figs:
+        kind = re.sub(r'(?<=_)[0-9.]+[KM]?(B|MBps)?$', '<S>', name)
+        if kind in seen:
+            continue
+        seen.append(kind)
+        out.append(f'- `{kind}`: {meaning(name)}')
+    out.append('- `tput_<S>_of_memcpy`: `tput_<S>` as a fraction of the guest\'s memcpy bandwidth')
     if res.get('page_runs'):
         out += ['', 'Physically contiguous runs of pages `setup_aux` received, by length '
                 'rounded down to a power of two (the last order counts every longer run):', '']
