@@ -24,7 +24,7 @@
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #   make coverage line and branch coverage of the AUX code by make check's
-#                 suites: gcov kernels (ours: aux.c, flush.c, ptsim.c;
+#                 suites: gcov kernels (ours: aux.c, flush.c, ptsim;
 #                 upstream: ring_buffer.c, core.c and its AUX functions),
 #                 "coverage: <kernel> <file> lines=NN% branches=NN% ..."
 #                 lines, unexecuted lines and lcov HTML in out/coverage/;

@@ -13,7 +13,9 @@
 # (default 2G: room for the 256 MiB AUX area).
 #
 # scripts/bench.py merges the two runs into one "bench: ..." line per
-# figure, out/bench/results.json and out/bench/bench.png (gnuplot).
+# figure, out/bench/results.json and out/bench/bench.png (gnuplot), and
+# writes the results page bench/RESULTS.md (with a copy of the plot,
+# bench/bench.png) from them: commit both to publish a run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,5 +43,7 @@ done
 # Kernel splats make a benchmark run worthless: results.py names them.
 "$TOP/scripts/results.py" "qemu=$B/qemu" "upstream=$B/upstream" >"$B/results.txt" ||
 	{ cat "$B/results.txt" >&2; die "bench: a benchmark run failed (see above)"; }
-"$TOP/scripts/bench.py" --mode "$mode" --machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME")" \
+qemu_version=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
+"$TOP/scripts/bench.py" --page "$TOP/bench" --mode "$mode" \
+	--machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), $qemu_version" \
 	--out "$B" "ours=$B/qemu/tests.log" "upstream=$B/upstream/tests.log"

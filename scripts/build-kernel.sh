@@ -67,7 +67,9 @@ gcov_objs() {
 	done
 }
 case $variant in
-cov) gcov_objs kernel/events/aux.o kernel/events/flush.o drivers/hwtracing/ptsim/ptsim.o ;;
+cov) gcov_objs kernel/events/aux.o kernel/events/flush.o \
+	drivers/hwtracing/ptsim/ptsim-engine.o drivers/hwtracing/ptsim/ptsim-pmu.o \
+	drivers/hwtracing/ptsim/ptsim-bench.o drivers/hwtracing/ptsim/ptsim-mark.o ;;
 cov-upstream) gcov_objs kernel/events/ring_buffer.o kernel/events/core.o ;;
 esac
 

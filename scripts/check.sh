@@ -24,7 +24,8 @@
 # rewrite's own KUnit suites ("results" in patches/rewrite) are left out.
 #
 # Gates: the arm64 cross-build of the AUX users there (build-arm64.sh),
-# style, the series and checkpatch, the docs, the decoder's self-test;
+# style, our .kunitconfig files (kunit-check.sh), the series and
+# checkpatch, the docs, the decoder's self-test;
 # each through run-gate.sh (its TAP deleted first, "not ok" if it dies).
 #
 # tests/manifest names the suites each kernel must run, with their least
@@ -124,6 +125,13 @@ taps+=(--tap "arm64=$OUT/arm64.tap")
 stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
 "$GATE" -o style "$OUT/style.tap" "$TOP/scripts/style.sh" || info "style: a gate failed (see $OUT/style.tap)"
 taps+=(--tap "style=$OUT/style.tap")
+
+# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
+# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
+stage "kunit: our .kunitconfig files against kunit.py and the booted kernels"
+"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
+	info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
+taps+=(--tap "kunitconfig=$OUT/kunitconfig.tap")
 
 # The series as reviewers get it: exported, and checkpatch --strict on
 # every patch (zero errors and warnings; a CHECK only if justified).

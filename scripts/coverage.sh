@@ -6,7 +6,7 @@
 # Two gcov kernels (scripts/build-kernel.sh cov and cov-upstream:
 # configs/coverage.config, i.e. CONFIG_GCOV_KERNEL and the fault injection
 # of the debug kernel, profiling only kernel/events/aux.o, flush.o and
-# drivers/hwtracing/ptsim/ptsim.o on ours, kernel/events/ring_buffer.o
+# the objects of drivers/hwtracing/ptsim/ on ours, kernel/events/ring_buffer.o
 # and core.o on upstream) each boot once in mode "coverage": make check's
 # suite list, then scripts/guest/gcov-collect, which sends the gcov data
 # out through the transfer disk.  On the host lcov reads it against the
@@ -56,7 +56,7 @@ place_gcda() {	# place_gcda RUNDIR OBJDIR VARIANT
 
 for k in $kernels; do
 	case $k in
-	ours) v=cov; files=(aux.c flush.c ptsim.c) ;;
+	ours) v=cov; files=(aux.c flush.c ptsim-engine.c ptsim-pmu.c ptsim-bench.c ptsim-mark.c) ;;
 	upstream) v=cov-upstream; files=(ring_buffer.c core.c) ;;
 	*) die "coverage: unknown kernel $k (ours or upstream)" ;;
 	esac

@@ -29,11 +29,11 @@ decoder=$BUILD/host/aux-decode
 [ -x "$decoder" ] || die "no decoder $decoder; run scripts/build-guest.sh"
 
 why=()	# the reasons the run failed
-# tsc=reliable: under TCG the clocksource watchdog marks the TSC unstable
-# at a moment that depends on the host's load, and from then on perf
-# cannot convert the TSC packets of the trace into time stamps.
-APPEND="${APPEND:+$APPEND }tsc=reliable" \
-	"$TOP/scripts/boot.sh" qemu run "$rundir" || why+=("the guest did not finish cleanly")
+# boot.sh passes tsc=reliable: without it the clocksource watchdog
+# could mark the TSC unstable at a moment that depends on the host's load,
+# and from then on perf could not convert the TSC packets of the trace
+# into time stamps.
+"$TOP/scripts/boot.sh" qemu run "$rundir" || why+=("the guest did not finish cleanly")
 
 # The same verdict "make check" would give on this boot: suites' exit
 # status, splats on the console, an unfinished /init.

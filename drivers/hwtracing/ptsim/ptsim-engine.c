@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ptsim: a simulated Intel PT trace unit, writing through the perf AUX area.
+ *
+ * The driver models the parts of an instruction trace unit that matter to
+ * the AUX output path: an engine per CPU that produces packets into an
+ * on-chip FIFO, a DMA that drains the FIFO into memory described by a
+ * table of regions, interrupts at the watermark, a stop when memory is
+ * full and an overflow when the FIFO is.  The packets are real Intel PT
+ * packets, so the traces decode with libipt.  The user-visible behaviour
+ * is described in Documentation/admin-guide/perf/ptsim.rst, the AUX output
+ * API it uses in Documentation/driver-api/perf-aux.rst.
+ *
+ * This file is the engine: the records it produces into the FIFO, the
+ * FIFO, the DMA that drains it into the AUX area through the output API,
+ * and the tick that drives them.  The PMU around it is in ptsim-pmu.c.
+ */
+
+/**
+ * DOC: Contexts and serialisation
+ *
+ * Everything that touches the engine of a CPU runs on that CPU with
+ * interrupts disabled: pmu::add/del/start/stop/flush are called by the
+ * perf core under the context lock (IRQs off) on the event's CPU, and the
+ * engine tick is a pinned hard-irq hrtimer.  So the per-CPU state (&struct
+ * ptsim_cpu), the FIFO of the active event and the open AUX transaction
+ * need no locks: at most one of these runs at a time on a CPU, and an
+ * event is active on one CPU at a time.
+ *
+ * The one exception is pause/resume (PERF_EF_PAUSE / PERF_EF_RESUME),
+ * which may come from NMI context in the middle of a tick.  The perf core
+ * records the state in event->hw.aux_paused before calling us; we do
+ * nothing else there, and the next tick acts on the flag.  Tracing stops
+ * within one tick period, as the "stop as simply as possible" contract in
+ * <linux/perf_event.h> allows.
+ *
+ * The AUX transaction (perf_aux_output_begin() .. perf_aux_output_end())
+ * stays open while the event runs, as on hardware whose DMA owns the
+ * buffer; it is ended and re-begun at every "interrupt" (watermark reached,
+ * region padding) and at every flush (PERF_EVENT_IOC_FLUSH), and ended for
+ * good by pmu::stop or when the buffer is full.  Whatever the FIFO holds
+ * when the engine stops has either been written out by stop or is lost
+ * together with a TRUNCATED record, so no FIFO content survives from one
+ * activation of an event to the next.
+ */
+#define pr_fmt(fmt) "ptsim: " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/string.h>
+#ifdef CONFIG_X86
+#include <asm/msr.h>
+#endif
+
+#include "ptsim.h"
+#include "ptsim-pkt.h"
+
+DEFINE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
+
+static u64 ptsim_tsc(void)
+{
+#ifdef CONFIG_X86
+	return rdtsc();
+#else
+	return local_clock();
+#endif
+}
+
+/* The user IP of the task on this CPU, 0 if it has none. */
+u64 ptsim_user_ip(void)
+{
+	if (!current->mm || (current->flags & PF_KTHREAD))
+		return 0;
+	return instruction_pointer(task_pt_regs(current));
+}
+
+/*
+ * PSB+: the synchronisation point; a TSC if configured, a FUP only while
+ * tracing is on.
+ */
+static unsigned int rec_psb_plus(const struct ptsim_event *ev, u8 *p,
+				 u64 fup_ip)
+{
+	unsigned int n;
+
+	n = pt_psb(p);
+	if (ev->tsc)
+		n += pt_tsc(p + n, ptsim_tsc());
+	n += pt_cbr(p + n, PTSIM_CBR_RATIO);
+	n += pt_mode_exec(p + n);
+	if (fup_ip)
+		n += pt_ip(p + n, PT_FUP, fup_ip);
+	n += pt_ext(p + n, 0x23);	/* PSBEND */
+	return n;
+}
+
+static unsigned int rec_data(const struct ptsim_event *ev, u8 *p, u64 seq)
+{
+	unsigned int n = pt_ptw64(p, seq);
+
+	/*
+	 * Fill the record with short TNT packets, one "taken" bit each,
+	 * when branches are traced, and with PADs when they are not.
+	 */
+	memset(p + n, ev->branch ? 0x06 : 0x00, PTSIM_DATA_SIZE - n);
+	return PTSIM_DATA_SIZE;
+}
+
+static unsigned int rec_disable(u8 *p, u64 ip)
+{
+	unsigned int n = 0;
+
+	if (ip)
+		n = pt_ip(p, PT_FUP, ip);
+	return n + pt_ip(p + n, PT_TIP_PGD, 0);
+}
+
+/* A ptsim_mark sample: PTW(IP=1) with its number, and the FUP. */
+unsigned int ptsim_rec_mark(u8 *p, u32 nr, u64 ip)
+{
+	unsigned int n = pt_ptw32_ip(p, nr);
+
+	return n + pt_ip(p + n, PT_FUP, ip);
+}
+
+unsigned int ptsim_rec_overflow(u8 *p, u32 lost, u64 ip)
+{
+	unsigned int n = pt_ext(p, 0xf3);	/* OVF */
+
+	n += pt_ptw32(p + n, lost);
+	if (ip)
+		n += pt_ip(p + n, PT_FUP, ip);
+	return n;
+}
+
+/* ---- the FIFO ---- */
+
+static u32 fifo_used(const struct ptsim_event *ev)
+{
+	return ev->fifo_head - ev->fifo_tail;
+}
+
+static void fifo_copy_in(struct ptsim_event *ev, u32 at, const u8 *src, u32 len)
+{
+	u32 off = at & (ev->fifo_size - 1);
+	u32 first = min(len, ev->fifo_size - off);
+
+	memcpy(ev->fifo + off, src, first);
+	memcpy(ev->fifo, src + first, len - first);
+}
+
+static void fifo_copy_out(struct ptsim_event *ev, u32 at, u8 *dst, u32 len)
+{
+	u32 off = at & (ev->fifo_size - 1);
+	u32 first = min(len, ev->fifo_size - off);
+
+	memcpy(dst, ev->fifo + off, first);
+	memcpy(dst + first, ev->fifo, len - first);
+}
+
+/* Queue one record; false if the FIFO has no room for it. */
+static bool fifo_put(struct ptsim_event *ev, const u8 *rec, unsigned int len)
+{
+	u8 tag = len;
+
+	if (ev->fifo_size - fifo_used(ev) < len + 1)
+		return false;
+	fifo_copy_in(ev, ev->fifo_head, &tag, 1);
+	fifo_copy_in(ev, ev->fifo_head + 1, rec, len);
+	ev->fifo_head += len + 1;
+	ev->queued += len;
+	return true;
+}
+
+/*
+ * The event's count is the number of bytes queued into its FIFO, every
+ * record included (the length tags are the FIFO's own and not counted).
+ * Folded in at the end of a tick, by start, stop and flush, all on the
+ * event's CPU with interrupts disabled.
+ */
+void ptsim_account(struct perf_event *event)
+{
+	struct ptsim_event *ev = event->pmu_private;
+
+	local64_add(ev->queued, &event->count);
+	ev->queued = 0;
+}
+
+/* Take the oldest record out of the FIFO; returns its length, 0 if none. */
+static unsigned int fifo_get(struct ptsim_event *ev, u8 *rec)
+{
+	u8 len;
+
+	if (!fifo_used(ev))
+		return 0;
+	fifo_copy_out(ev, ev->fifo_tail, &len, 1);
+	fifo_copy_out(ev, ev->fifo_tail + 1, rec, len);
+	ev->fifo_tail += len + 1;
+	return len;
+}
+
+void ptsim_fifo_reset(struct ptsim_event *ev)
+{
+	ev->fifo_tail = ev->fifo_head;
+	ev->ovf_pending = false;
+	ev->lost = 0;
+}
+
+/*
+ * Queue a control record (PSB+, enable, disable).  If the FIFO is full it
+ * is dropped like any packet the hardware cannot store, and the overflow
+ * is reported; it carries no sequence number, so the lost byte count,
+ * which describes data records, is not changed.
+ */
+void ptsim_put_control(struct ptsim_event *ev, const u8 *rec, unsigned int len)
+{
+	if (!fifo_put(ev, rec, len))
+		ev->ovf_pending = true;
+}
+
+/* Bytes from @pos (an AUX offset) to the end of its region. */
+static unsigned long region_room(const struct ptsim_buf *buf, unsigned long pos)
+{
+	unsigned long size = 1UL << buf->region_shift;
+
+	return size - (pos & (size - 1));
+}
+
+/* ---- the DMA: from the FIFO into the AUX area ---- */
+
+void ptsim_aux_copy(struct ptsim_buf *buf, unsigned long pos,
+		    const void *src, unsigned int len)
+{
+	while (len) {
+		unsigned long off = pos & (buf->size - 1);
+		struct ptsim_region *r = &buf->regions[off >> buf->region_shift];
+		unsigned long in = off & ((1UL << buf->region_shift) - 1);
+		unsigned int n = min_t(unsigned long, len,
+				       PAGE_SIZE - offset_in_page(in));
+		u8 *page = r->pages[in >> PAGE_SHIFT];
+
+		if (src) {
+			memcpy(page + offset_in_page(in), src, n);
+			src += n;
+		} else {
+			memset(page + offset_in_page(in), 0, n);	/* PAD */
+		}
+		pos += n;
+		len -= n;
+	}
+}
+
+/**
+ * ptsim_begin() - open an AUX transaction for the engine of this CPU
+ * @c: the trace engine of this CPU
+ * @event: the event the engine writes for
+ *
+ * Asks perf_aux_output_begin() for the AUX buffer of @event (of its parent,
+ * for an inherited event) and keeps what it returns, the &struct ptsim_buf
+ * built by ptsim_setup_aux(), in @c->buf.  Outside overwrite mode the
+ * transaction may then write handle.size bytes from handle.head on; it
+ * stays open until ptsim_commit() ends it.
+ *
+ * Context: the CPU of @c, interrupts disabled (pmu::start or the tick).
+ * Return: true if the transaction is open.  False if @event has no AUX
+ * area, its AUX area is being unmapped, or the buffer is full; in the last
+ * case perf has woken the consumer and marked the event to be disabled.
+ */
+bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
+{
+	struct ptsim_buf *buf;
+
+	c->written = 0;
+	c->lossy = false;
+	buf = perf_aux_output_begin(&c->handle, event);
+	/*
+	 * Publish the transaction last: ptsim_snapshot_aux(), which may
+	 * interrupt us on this CPU, trusts the handle and @c->written only
+	 * while @c->buf is set.
+	 */
+	barrier();
+	WRITE_ONCE(c->buf, buf);
+	return buf;
+}
+
+/**
+ * ptsim_commit() - end the AUX transaction, publishing what it wrote
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * Orders the data stores before the aux_head update and calls
+ * perf_aux_output_end(), which moves aux_head, logs a PERF_RECORD_AUX for
+ * the transaction and wakes the consumer if the watermark was crossed or
+ * the transaction was truncated.
+ *
+ * In overwrite (snapshot) mode perf keeps no head of its own: the driver
+ * hands it the absolute position in handle.head, here the head the
+ * transaction began at plus everything it wrote, and the size of the
+ * record is what the transaction left in the buffer, at most its size.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
+void ptsim_commit(struct ptsim_cpu *c)
+{
+	struct perf_output_handle *h = &c->handle;
+	struct ptsim_event *ev = h->event->pmu_private;
+	struct ptsim_buf *buf = c->buf;
+	unsigned long size = c->written;
+	u64 flags = ev->aux_flags | (c->lossy ? ev->loss_flag : 0);
+
+	/*
+	 * The record's flags, as configured: the format type, which the
+	 * perf core reports on every record but does not emit a record
+	 * for, and the loss flag of a transaction that holds a gap (an
+	 * OVF), which gets a record even with nothing else to say.
+	 */
+	if (flags)
+		perf_aux_output_flag(h, flags);
+	c->lossy = false;
+
+	/* Withdraw the transaction from ptsim_snapshot_aux() first. */
+	WRITE_ONCE(c->buf, NULL);
+	barrier();
+
+	/*
+	 * The data stores must be visible before perf_aux_output_end()
+	 * publishes aux_head; the consumer reads aux_head with acquire
+	 * semantics before reading the data.
+	 */
+	smp_wmb();
+	if (buf->snapshot) {
+		/*
+		 * Overwrite mode: the driver owns the head and hands the
+		 * absolute position to perf (perf_aux_output_begin() gave us
+		 * the previous one); the record's size is what this
+		 * transaction left in the buffer.
+		 */
+		h->head += size;
+		size = min(size, buf->size);
+	}
+	perf_aux_output_end(h, size);
+	c->written = 0;
+}
+
+/**
+ * ptsim_truncate() - end the transaction because the AUX buffer is full
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * Like trace hardware reaching a STOP region: the transaction is ended
+ * with PERF_AUX_FLAG_TRUNCATED, for which perf wakes the consumer and
+ * disables the event.  The disable comes later, from irq_work (or, in the
+ * 6.12 core, at the next sched-out: Documentation/driver-api/perf-aux.rst
+ * has the details), so the caller stops the engine itself; what the FIFO
+ * still holds is lost.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
+static void ptsim_truncate(struct ptsim_cpu *c)
+{
+	perf_aux_output_flag(&c->handle, PERF_AUX_FLAG_TRUNCATED);
+	ptsim_commit(c);
+}
+
+/**
+ * ptsim_interrupt() - end the AUX transaction and begin the next one
+ * @c: the trace engine of this CPU, with a transaction open
+ *
+ * What the PMI handler of a trace unit does at the watermark or a region
+ * end: publish what was written so far and open a new transaction at the
+ * new head, with the space and the wakeup position that perf computes
+ * from the current aux_tail.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the new transaction is open; false if it could not
+ * begin (see ptsim_begin()), and the engine must stop.
+ */
+bool ptsim_interrupt(struct ptsim_cpu *c)
+{
+	struct perf_event *event = c->handle.event;
+
+	ptsim_commit(c);
+	return ptsim_begin(c, event);
+}
+
+/**
+ * ptsim_emit() - write one record into the AUX buffer, as the DMA does
+ * @c: the trace engine of this CPU, with a transaction open
+ * @rec: the record, whole packets
+ * @len: its length in bytes, at most PTSIM_MAX_RECORD
+ *
+ * Writes @rec at handle.head + written.  A record never straddles a region
+ * end: if it does not fit in the rest of the current region, that rest is
+ * filled with PAD packets first.  Outside overwrite mode the padding is
+ * skipped with perf_aux_output_skip(), which moves aux_head itself and so
+ * must come at the start of a transaction: what the transaction wrote so
+ * far is committed first.  In overwrite mode the padding simply counts as
+ * written.
+ *
+ * Once the write position reaches handle.wakeup (the watermark), the
+ * transaction is ended and the next one begun, so that perf wakes the
+ * consumer; not when the transaction's space is exactly used up, since
+ * the next record then ends it with TRUNCATED.  A record that does not
+ * fit in handle.size ends the transaction with TRUNCATED.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the record was written and a transaction is open; false
+ * if the engine had to stop: the buffer is full (the transaction was ended
+ * with TRUNCATED) or has gone away (perf_aux_output_begin() failed).
+ */
+static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
+{
+	struct ptsim_buf *buf = c->buf;
+	unsigned long pos = c->handle.head + c->written;
+	unsigned long room = region_room(buf, pos);
+
+	/*
+	 * Alignment rule: a record never straddles a region end.  Pad the
+	 * rest of the region.  Outside overwrite mode the padding is
+	 * skipped with perf_aux_output_skip(), which must happen at the
+	 * start of a transaction (it moves aux_head itself), so the data
+	 * written so far is committed first.
+	 */
+	if (len > room) {
+		if (buf->snapshot) {
+			ptsim_aux_copy(buf, pos, NULL, room);
+			barrier();	/* for ptsim_snapshot_aux() */
+			c->written += room;
+		} else {
+			if (c->written) {
+				if (!ptsim_interrupt(c))
+					return false;
+				buf = c->buf;
+				pos = c->handle.head;
+				room = region_room(buf, pos);
+			}
+			if (room > c->handle.size) {
+				ptsim_truncate(c);
+				return false;
+			}
+			ptsim_aux_copy(buf, pos, NULL, room);
+			smp_wmb();	/* PAD visible before aux_head moves */
+			/* Cannot fail: room <= handle.size was checked. */
+			perf_aux_output_skip(&c->handle, room);
+		}
+		pos += room;
+	}
+
+	if (!buf->snapshot && c->written + len > c->handle.size) {
+		ptsim_truncate(c);
+		return false;
+	}
+	ptsim_aux_copy(buf, pos, rec, len);
+	barrier();	/* for ptsim_snapshot_aux() */
+	c->written += len;
+	/* An overflow record (OVF first) leaves a gap in this transaction. */
+	if (rec[0] == 0x02 && rec[1] == 0xf3)
+		c->lossy = true;
+
+	/*
+	 * Interrupt at the watermark so that perf wakes the consumer.  Not
+	 * when the buffer is exactly full: the next record will then end the
+	 * transaction with TRUNCATED, which a plain end followed by a failed
+	 * begin would not report.
+	 */
+	if (!buf->snapshot && c->handle.head + c->written >= c->handle.wakeup &&
+	    c->written < c->handle.size)
+		return ptsim_interrupt(c);
+	return true;
+}
+
+/**
+ * ptsim_drain() - move records from the FIFO into the AUX buffer
+ * @c: the trace engine of this CPU, with a transaction open
+ * @ev: the event whose FIFO is drained
+ * @budget: bytes to move; the last record may overshoot it, as records are
+ * never split.  ULONG_MAX empties the FIFO.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if the budget is used up or the FIFO is empty, with a
+ * transaction open; false if ptsim_emit() had to stop the engine.
+ */
+bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
+		 unsigned long budget)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+	unsigned int len;
+
+	while (budget && (len = fifo_get(ev, rec))) {
+		if (!ptsim_emit(c, rec, len))
+			return false;
+		budget -= min_t(unsigned long, budget, len);
+	}
+	return true;
+}
+
+/* ---- the benchmark mode ---- */
+
+/* ---- the producer ---- */
+
+void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+
+	ptsim_put_control(ev, rec, rec_psb_plus(ev, rec, 0));
+	ptsim_put_control(ev, rec, pt_ip(rec, PT_TIP_PGE, ip));
+	ev->since_psb = 0;
+	c->tracing = true;
+}
+
+void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+
+	ptsim_put_control(ev, rec, rec_disable(rec, ip));
+	c->tracing = false;
+}
+
+/* One tick of packet production into the FIFO. */
+static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+	unsigned int i, len;
+
+	for (i = 0; i < ev->rate; i++) {
+		if (ev->ovf_pending) {
+			len = ptsim_rec_overflow(rec, ev->lost, ip);
+			if (!fifo_put(ev, rec, len))
+				goto drop;
+			ev->ovf_pending = false;
+			ev->lost = 0;
+			ev->since_psb += len;
+		}
+		if (ev->since_psb >= ev->psb_period) {
+			len = rec_psb_plus(ev, rec, ip);
+			if (!fifo_put(ev, rec, len))
+				goto drop;
+			ev->since_psb = 0;
+		}
+		len = rec_data(ev, rec, c->buf->seq);
+		if (!fifo_put(ev, rec, len))
+			goto drop;
+		c->buf->seq++;
+		ev->since_psb += len;
+		continue;
+drop:
+		/*
+		 * The data record of this slot is lost; its number is used
+		 * up so the consumer sees the gap, and the OVF that follows
+		 * says how many bytes it covers.
+		 */
+		c->buf->seq++;
+		ev->lost = min_t(u64, (u64)ev->lost + PTSIM_DATA_SIZE, U32_MAX);
+		ev->ovf_pending = true;
+	}
+}
+
+/**
+ * ptsim_halt() - the engine stopped on its own
+ * @c: the trace engine of this CPU, its transaction already ended
+ * @event: the event it was tracing
+ *
+ * The buffer is full or has gone away.  The FIFO content is discarded, as
+ * hardware loses it, and the event is marked stopped, so that pmu::stop
+ * has nothing left to do.  The perf core still counts the event as active
+ * until the disable it has pending takes effect or the consumer disables
+ * it.
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
+void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event)
+{
+	ptsim_fifo_reset(event->pmu_private);
+	c->tracing = false;
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+/**
+ * ptsim_tick() - one tick of the trace engine
+ * @timer: the engine's hrtimer
+ *
+ * Acts on the pause state the perf core keeps in hw.aux_paused (writing
+ * the disable or the enable packets), produces this tick's records into
+ * the FIFO while tracing, and drains up to the per-tick budget into the
+ * AUX buffer.  Stops for good when the buffer is full or gone.
+ *
+ * Context: hard interrupt, on the CPU the timer is pinned to.
+ * Return: HRTIMER_RESTART while the engine runs, HRTIMER_NORESTART once it
+ * has stopped.
+ */
+enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
+{
+	struct ptsim_cpu *c = container_of(timer, struct ptsim_cpu, timer);
+	struct perf_event *event = c->event;
+	struct ptsim_event *ev;
+	bool paused;
+	u64 ip;
+
+	if (!event || (event->hw.state & PERF_HES_STOPPED) || !c->buf)
+		return HRTIMER_NORESTART;
+	ev = event->pmu_private;
+	if (ev->bench_shift) {
+		if (!ptsim_bench(c, ev)) {
+			ptsim_account(event);
+			ptsim_halt(c, event);
+			return HRTIMER_NORESTART;
+		}
+		ptsim_account(event);
+		hrtimer_forward_now(timer, ev->period);
+		return HRTIMER_RESTART;
+	}
+	ip = ptsim_user_ip();
+
+	paused = READ_ONCE(event->hw.aux_paused);
+	if (paused && c->tracing)
+		ptsim_trace_off(c, ev, ip);
+	else if (!paused && !c->tracing)
+		ptsim_trace_on(c, ev, ip);
+	if (c->tracing) {
+		ptsim_produce(c, ev, ip);
+		if (c->mark)
+			ptsim_mark_tick(c, ev, ip);
+	}
+	ptsim_account(event);
+
+	if (!ptsim_drain(c, ev, ev->drain)) {
+		ptsim_halt(c, event);
+		return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(timer, ev->period);
+	return HRTIMER_RESTART;
+}

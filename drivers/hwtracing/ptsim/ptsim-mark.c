@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ptsim_mark: a sampling PMU whose samples go into the trace.
+ *
+ * What PERF_PMU_CAP_AUX_OUTPUT and pmu::aux_output_match exist for: on
+ * Intel, PEBS records can be written into the Intel PT trace instead of
+ * the perf buffer, when the PEBS event is in a group led by an intel_pt
+ * event and has attr.aux_output set.  ptsim_mark models that pairing.  A
+ * ptsim_mark event counts the ticks of the ptsim engine that traces its
+ * group leader (while tracing: not paused, not stopped).  If it samples
+ * (attr.sample_period, no freq), which it may only do with aux_output,
+ * every sample_period-th tick writes a sample into the trace: a PTW
+ * packet with the IP bit set and the sample's number as payload (the
+ * count divided by the period: 1, 2, 3...), then a FUP with the user IP,
+ * as a PTWRITE with IP=1 is traced.  Outside such a group it counts
+ * nothing.
+ *
+ * It is a separate PMU in the hardware context, like the core PMU whose
+ * PEBS events intel_pt pairs with; ptsim is in the software context, as
+ * intel_pt is, which is what lets the perf core group the two.
+ *
+ * State: the engine finds the event through ptsim_cpu::mark, which
+ * pmu::add sets when the event joins its leader's engine on this CPU and
+ * pmu::del clears.  The perf core adds a group's leader before its
+ * siblings and removes them together under the context lock, and the
+ * tick runs on the same CPU with interrupts off, so the pointer needs no
+ * lock (see "Contexts and serialisation").  The count is event->count
+ * itself, only written by the tick on the event's CPU.
+ */
+#define pr_fmt(fmt) "ptsim: " fmt
+
+#include <linux/math64.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+
+#include "ptsim.h"
+
+static struct pmu ptsim_mark_pmu;
+
+/* Count one engine tick for the mark event; sample every period-th. */
+void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+{
+	struct perf_event *mark = c->mark;
+	u64 period = mark->hw.sample_period;
+	u8 rec[PTSIM_MAX_RECORD];
+	u64 n, nr;
+
+	if (mark->hw.state & PERF_HES_STOPPED)
+		return;
+	n = local64_add_return(1, &mark->count);
+	if (!period || !mark->attr.aux_output)
+		return;
+	nr = div64_u64(n, period);
+	if (nr * period == n)
+		ptsim_put_control(ev, rec, ptsim_rec_mark(rec, (u32)nr, ip));
+}
+
+static int ptsim_mark_event_init(struct perf_event *event)
+{
+	if (event->attr.type != ptsim_mark_pmu.type)
+		return -ENOENT;
+	if (event->attr.config || event->attr.config1 || event->attr.config2)
+		return -EINVAL;
+	/* Its samples exist only in a trace: aux_output, a fixed period. */
+	if (is_sampling_event(event) &&
+	    (event->attr.freq || !event->attr.aux_output))
+		return -EINVAL;
+	return 0;
+}
+
+static int ptsim_mark_add(struct perf_event *event, int flags)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+	struct perf_event *leader = NULL;
+
+	/*
+	 * Only with its own leader on the engine, and one per engine.  An
+	 * aux_output event goes by the perf core's pairing (aux_event),
+	 * which the core tears down when the leader goes away.
+	 */
+	if (event->attr.aux_output)
+		leader = event->aux_event;
+	else if (event->group_leader != event)
+		leader = event->group_leader;
+	if (leader && leader == c->event && !c->mark)
+		c->mark = event;
+	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
+	return 0;
+}
+
+static void ptsim_mark_del(struct perf_event *event, int flags)
+{
+	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
+
+	if (c->mark == event)
+		c->mark = NULL;
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void ptsim_mark_start(struct perf_event *event, int flags)
+{
+	event->hw.state = 0;
+}
+
+static void ptsim_mark_stop(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void ptsim_mark_read(struct perf_event *event)
+{
+	/* The tick keeps event->count up to date. */
+}
+
+/* aux_output pairs a ptsim_mark event with a ptsim leader, nothing else. */
+static int ptsim_mark_aux_output_match(struct perf_event *event)
+{
+	return ptsim_is_engine(event->pmu);
+}
+
+static struct pmu ptsim_mark_pmu = {
+	.task_ctx_nr		= perf_hw_context,
+	.capabilities		= PERF_PMU_CAP_AUX_OUTPUT,
+	.event_init		= ptsim_mark_event_init,
+	.add			= ptsim_mark_add,
+	.del			= ptsim_mark_del,
+	.start			= ptsim_mark_start,
+	.stop			= ptsim_mark_stop,
+	.read			= ptsim_mark_read,
+	.aux_output_match	= ptsim_mark_aux_output_match,
+};
+
+int __init ptsim_mark_register(void)
+{
+	return perf_pmu_register(&ptsim_mark_pmu, "ptsim_mark", -1);
+}

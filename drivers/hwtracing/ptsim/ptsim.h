@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ptsim's insides, shared by its parts: the configuration fields, the
+ * state of an event and of a CPU's engine, and the calls between
+ *
+ *   ptsim-engine.c  the engine: packets into the FIFO, the FIFO into the
+ *                   AUX area through the output API, the tick
+ *   ptsim-pmu.c     the PMU: struct pmu callbacks, sysfs, registration
+ *   ptsim-bench.c   the benchmark mode and its debugfs figures
+ *   ptsim-mark.c    ptsim_mark, the PMU whose samples go into the trace
+ *
+ * ptsim-pkt.h encodes the Intel PT packets themselves.
+ */
+#ifndef _PTSIM_H
+#define _PTSIM_H
+
+#include <linux/bits.h>
+#include <linux/hrtimer.h>
+#include <linux/init.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+/*
+ * attr.config: the bits of Intel PT's layout (intel_pt's format/) that
+ * ptsim implements, at intel_pt's positions, so that tools which know
+ * intel_pt's bits (perf) configure ptsim alike; see the format/
+ * attributes below.  Every other bit of config is reserved.
+ */
+#define PTSIM_CFG_PT		BIT_ULL(0)	/* accepted, always on */
+#define PTSIM_CFG_TSC		BIT_ULL(10)
+#define PTSIM_CFG_BRANCH	BIT_ULL(13)
+#define PTSIM_CFG_PSB		GENMASK_ULL(27, 24)
+#define PTSIM_CFG_MASK		(PTSIM_CFG_PT | PTSIM_CFG_TSC | \
+				 PTSIM_CFG_BRANCH | PTSIM_CFG_PSB)
+
+/*
+ * attr.config1: the simulation, which intel_pt has no bits for, and what
+ * the PERF_RECORD_AUX flags say.
+ */
+#define PTSIM_CFG1_FMT		GENMASK_ULL(7, 0)
+#define PTSIM_CFG1_LOSS		GENMASK_ULL(9, 8)
+#define PTSIM_CFG1_RATE		GENMASK_ULL(25, 10)
+#define PTSIM_CFG1_PERIOD	GENMASK_ULL(37, 26)
+#define PTSIM_CFG1_FIFO		GENMASK_ULL(42, 38)
+#define PTSIM_CFG1_DRAIN	GENMASK_ULL(54, 43)
+#define PTSIM_CFG1_REGION	GENMASK_ULL(58, 55)
+#define PTSIM_CFG1_NOFLUSH	BIT_ULL(59)
+#define PTSIM_CFG1_MASK		GENMASK_ULL(59, 0)
+
+/* attr.config2: the benchmark mode. */
+#define PTSIM_CFG2_BENCH	GENMASK_ULL(4, 0)
+#define PTSIM_CFG2_BENCH_SPLIT	BIT_ULL(5)
+#define PTSIM_CFG2_MASK		GENMASK_ULL(5, 0)
+
+#define PTSIM_LOSS_NONE		0
+#define PTSIM_LOSS_PARTIAL	1
+#define PTSIM_LOSS_COLLISION	2
+
+#define PTSIM_DEF_RATE		64
+#define PTSIM_MAX_RATE		4096
+#define PTSIM_DEF_PERIOD_US	100
+#define PTSIM_MIN_PERIOD_US	10
+#define PTSIM_DEF_FIFO_SHIFT	13
+#define PTSIM_MIN_FIFO_SHIFT	9
+#define PTSIM_MAX_FIFO_SHIFT	22
+#define PTSIM_MAX_REGION_SHIFT	10
+/* Benchmark transactions are 64 B .. 1 MiB. */
+#define PTSIM_MIN_BENCH_SHIFT	6
+#define PTSIM_MAX_BENCH_SHIFT	20
+
+/* A data record: PTW with the sequence number, then short TNTs. */
+#define PTSIM_DATA_SIZE		16
+/* Largest record we build (PSB+ with a FUP is 41 bytes). */
+#define PTSIM_MAX_RECORD	64
+/* Core:bus ratio reported by CBR packets. */
+#define PTSIM_CBR_RATIO		0x20
+
+/**
+ * struct ptsim_region - one entry of the region table, like a ToPA entry
+ * @pages: the region's pages: a slice of the page array perf allocated
+ */
+struct ptsim_region {
+	void		**pages;
+};
+
+/**
+ * struct ptsim_buf - the AUX buffer as the engine sees it
+ * @size: buffer size in bytes, a power of two
+ * @region_shift: log2 of the region size, which is no larger than @size
+ * @snapshot: overwrite mode (the AUX area is mapped read-only)
+ * @seq: number of the next data record; numbers start at 0 per buffer
+ * @nr_regions: number of entries in @regions
+ * @regions: the region table
+ *
+ * The region entries point into perf's array of AUX pages.  That array
+ * outlives this structure: perf calls pmu::free_aux before it frees the
+ * pages, and no transaction can be open by then.
+ *
+ * Built by ptsim_setup_aux() when the AUX area is mapped, and handed back
+ * by perf_aux_output_begin() for every transaction.  It is shared by every
+ * event that writes into the same AUX area (inherited children, events
+ * redirected with PERF_EVENT_IOC_SET_OUTPUT) and only used inside an AUX
+ * transaction, of which the perf core allows one at a time per buffer, so
+ * it needs no lock.
+ *
+ * Like a ToPA table, the buffer is a list of output regions.  Here they
+ * are of equal size, so the region of an offset is found by a shift.
+ */
+struct ptsim_buf {
+	unsigned long		size;
+	unsigned int		region_shift;
+	bool			snapshot;
+	u64			seq;
+	unsigned int		nr_regions;
+	struct ptsim_region	regions[] __counted_by(nr_regions);
+};
+
+/**
+ * struct ptsim_event - per-event state: the configuration and the FIFO
+ * @rate: data records produced per tick
+ * @period: tick period
+ * @drain: bytes drained into the AUX buffer per tick, ULONG_MAX for all
+ * @psb_period: bytes of produced trace between two PSB+ records
+ * @tsc: PSB+ carries a TSC packet (config bit tsc)
+ * @branch: data records are filled with TNT packets (config bit branch),
+ * otherwise with PADs
+ * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
+ * @noflush: pmu::flush declines, so the perf core's generic path is used
+ * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
+ * @loss_flag: the flag for a transaction that holds an OVF packet
+ * (PERF_AUX_FLAG_PARTIAL or _COLLISION), or 0
+ * @bench_shift: benchmark mode if not 0: each tick runs @rate transactions
+ * of 2^@bench_shift bytes instead of producing packets (see ptsim_bench())
+ * @bench_split: the benchmark mode also times the end and the beginning of
+ * each transaction on their own
+ * @fifo: the FIFO, a byte ring of @fifo_size bytes
+ * @fifo_size: FIFO size in bytes, a power of two
+ * @fifo_head: producer index
+ * @fifo_tail: DMA (consumer) index
+ * @since_psb: bytes produced since the last PSB+
+ * @lost: data bytes dropped and not yet reported by an OVF
+ * @ovf_pending: an overflow is to be reported before the next record
+ * @queued: bytes queued into the FIFO and not yet added to the event's count
+ *
+ * The configuration is decoded once, by ptsim_event_init().  Each record
+ * in the FIFO is preceded by a one-byte length tag, the packet boundary a
+ * real FIFO also keeps, so the DMA can honour the region alignment rule.
+ * The indices run free and are masked on access.
+ */
+struct ptsim_event {
+	unsigned int	rate;
+	ktime_t		period;
+	unsigned long	drain;
+	unsigned long	psb_period;
+	bool		tsc;
+	bool		branch;
+	unsigned int	region_shift;
+	bool		noflush;
+	u64		aux_flags;
+	u64		loss_flag;
+	unsigned int	bench_shift;
+	bool		bench_split;
+
+	u8		*fifo;
+	u32		fifo_size;
+	u32		fifo_head;
+	u32		fifo_tail;
+	unsigned long	since_psb;
+	u32		lost;
+	bool		ovf_pending;
+	u64		queued;
+};
+
+/**
+ * struct ptsim_cpu - the trace engine of one CPU
+ * @timer: the engine tick, a pinned hard-irq hrtimer
+ * @event: the event added on this CPU by pmu::add, NULL if none
+ * @handle: the output handle of the open AUX transaction
+ * @buf: the buffer of the open transaction; NULL when none is open
+ * @written: bytes written in the open transaction (in overwrite mode,
+ * region padding included)
+ * @tracing: producing packets, that is, enabled and not paused
+ * @lossy: an OVF packet went into the open transaction
+ * @mark: the ptsim_mark event in @event's group, NULL if none (see
+ * "ptsim_mark" below)
+ *
+ * Only used on its own CPU with interrupts disabled (see "Contexts and
+ * serialisation"), so it needs no lock.
+ */
+struct ptsim_cpu {
+	struct hrtimer			timer;
+	struct perf_event		*event;
+	struct perf_output_handle	handle;
+	struct ptsim_buf		*buf;
+	unsigned long			written;
+	bool				tracing;
+	bool				lossy;
+	struct perf_event		*mark;
+};
+
+DECLARE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
+
+/* ptsim-engine.c */
+u64 ptsim_user_ip(void);
+unsigned int ptsim_rec_overflow(u8 *p, u32 lost, u64 ip);
+unsigned int ptsim_rec_mark(u8 *p, u32 nr, u64 ip);
+void ptsim_put_control(struct ptsim_event *ev, const u8 *rec,
+		       unsigned int len);
+void ptsim_fifo_reset(struct ptsim_event *ev);
+void ptsim_account(struct perf_event *event);
+void ptsim_aux_copy(struct ptsim_buf *buf, unsigned long pos,
+		    const void *src, unsigned int len);
+bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event);
+void ptsim_commit(struct ptsim_cpu *c);
+bool ptsim_interrupt(struct ptsim_cpu *c);
+bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
+		 unsigned long budget);
+void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event);
+enum hrtimer_restart ptsim_tick(struct hrtimer *timer);
+
+/* ptsim-pmu.c */
+bool ptsim_is_engine(const struct pmu *pmu);
+
+/* ptsim-bench.c */
+bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev);
+void __init ptsim_bench_debugfs_init(struct dentry *dir);
+
+/* ptsim-mark.c */
+void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+int __init ptsim_mark_register(void);
+
+#endif /* _PTSIM_H */
