@@ -84,6 +84,7 @@ TRACE_ONLY = SPLATS[-1]
 KCSAN = re.compile(r'BUG: KCSAN: (?P<what>.*)$')
 KCSAN_FRAME = re.compile(r'^\s*(?:\[\s*[^]]*\]\s*)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+')
 KCSAN_END = re.compile(r'^={20,}')
+KCSAN_ACCESS = re.compile(r'^(?:read|write|read-write|race at unknown origin)\b.* on cpu \d+:')
 # Where a KCSAN report's frames make it ours (see the docstring).
 KCSAN_OURS = ('kernel/events', 'drivers/hwtracing/ptsim')
 
@@ -290,13 +291,30 @@ def kcsan_report(lines, i, t, label, ours):
     """Judge the KCSAN report whose header is lines[i]; returns its end."""
     head = KCSAN.search(lines[i]).group(0).strip()
     what = KCSAN.search(lines[i]).group('what')
-    frames, j = [], i + 1
+    stacks, j = [[]], i + 1
     while j < len(lines) and not KCSAN_END.match(lines[j]) and \
             not KCSAN.search(lines[j]):
+        if KCSAN_ACCESS.search(lines[j]):
+            stacks.append([])
         m = KCSAN_FRAME.match(lines[j])
         if m:
-            frames.append(m.group('fn'))
+            stacks[-1].append(m.group('fn'))
         j += 1
+    frames = [f for st in stacks for f in st]
+    # An interrupt that hit the watching task in its delay, on the same
+    # CPU: the interrupt's stack runs on through kcsan_setup_watchpoint
+    # into the task's real access and stack, while the task's own stack
+    # in the report can be an unwinder's garbage (seen from an emulated
+    # vsyscall: one frame of ring_buffer.c or core.c repeated 60 times,
+    # a different one in each report of one task's time() calls).
+    # Judge such a report by the interrupt's stack alone.
+    for st in stacks:
+        if 'kcsan_setup_watchpoint' in st:
+            frames = st
+            k = st.index('kcsan_setup_watchpoint') + 1
+            if k < len(st):
+                what += f' (the task was in {st[k]})'
+            break
     if ours is None:
         t.add(f'{label}splat', 'fail', f'{head} (no kernel objects to tell whose it is)')
         return j

@@ -213,6 +213,42 @@ expectx "parser: KCSAN reports elsewhere are listed, counted and named, not fail
 expectx "parser: KCSAN reports elsewhere leave a green run green" \
 	0 '^5 passed, 0 failed, 1 skipped$' "$r" --objdir "x=$ko"
 
+# An interrupt in the watcher's delay on the same CPU: its stack runs on
+# through kcsan_setup_watchpoint into the task's real access (WATCHED);
+# the task's own stack (GARBAGE, as an emulated vsyscall gave) is not
+# judged.
+kcsan_irq_log() {	# kcsan_irq_log DIR WATCHED GARBAGE
+	cat >>"$1/console.log" <<-LOG
+	[    2.000000] ==================================================================
+	[    2.000001] BUG: KCSAN: data-race in $3 / timekeeping_advance
+	[    2.000002]
+	[    2.000003] write to 0xffffffff81c01f08 of 280 bytes by interrupt on cpu 0:
+	[    2.000004]  timekeeping_advance+0x6c7/0xb30
+	[    2.000005]  __sysvec_apic_timer_interrupt+0x56/0x80
+	[    2.000006]  delay_tsc+0x22/0x70
+	[    2.000007]  kcsan_setup_watchpoint+0x1ea/0x450
+	[    2.000008]  $2+0x10/0x20
+	[    2.000009]  __x64_sys_time+0x1b/0x40
+	[    2.000010]
+	[    2.000011] read to 0xffffffff81c01f78 of 8 bytes by task 4015 on cpu 0:
+	[    2.000012]  $3+0x8d/0x5c0
+	[    2.000013]  $3+0x8d/0x5c0
+	[    2.000014]
+	[    2.000015] Reported by Kernel Concurrency Sanitizer on:
+	[    2.000016] ==================================================================
+	LOG
+}
+r=$D/p-kcsan-irq; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_irq_log "$r" ktime_get_real_seconds perf_aux_fake_output
+expectx "parser: KCSAN, an interrupt in the watcher's delay: judged by where the task was (elsewhere)" \
+	0 '^kcsan: 1 reports elsewhere: perf_aux_fake_output / timekeeping_advance \(the task was in ktime_get_real_seconds\)$' \
+	"$r" --objdir "x=$ko"
+r=$D/p-kcsan-irq2; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_irq_log "$r" perf_aux_fake_output ktime_get
+expectx "parser: KCSAN, an interrupt in the watcher's delay: a task in our code fails" \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in ktime_get / timekeeping_advance \(frames in .*: perf_aux_fake_output\)' \
+	"$r" --objdir "x=$ko"
+
 r=$D/p-more; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 sed -i 's/^ok 2 global.b/ok 2 global.b\nok 3 global.c/' "$r/tests.log"
 expect "parser: more results than the plan announced fail" 1 'FAIL x/perf_events/prog: 3 results, only 2 planned' "$r"
