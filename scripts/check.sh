@@ -41,6 +41,7 @@ VARIANTS=${VARIANTS:-qemu debug upstream}
 # a "not ok" if the gate dies without reporting a failure.
 GATE=$TOP/scripts/run-gate.sh
 runs=()
+objdirs=()	# each run's kernel objects, for KCSAN reports (results.py)
 taps=()
 decode() {	# decode VARIANT RUNDIR: add the TAP sources of its guest output
 	local v=$1 rd=$2 xfer dirs
@@ -80,7 +81,8 @@ for v in $VARIANTS; do
 	# start (the comparison reads them too).
 	rm -rf "$OUT/check-$v"
 	"$TOP/scripts/boot.sh" "$v" check "$OUT/check-$v" || true
-	runs+=("$v=$OUT/check-$v" --objdir "$v=$BUILD/obj/$v")
+	runs+=("$v=$OUT/check-$v")
+	objdirs+=(--objdir "$v=$BUILD/obj/$v")
 	decode "$v" "$OUT/check-$v"
 	perf_check "$v" "$OUT/check-$v"
 	# The fuzzer's summary: operations, fault injections, leaks.
@@ -172,4 +174,4 @@ stage "results"
 # result counts; tests/expected-skips: the only skips that do not fail.
 "$TOP/scripts/results.py" --json "$OUT/results.json" \
 	--manifest "$TOP/tests/manifest" --expected-skips "$TOP/tests/expected-skips" \
-	"${taps[@]}" "${runs[@]}"
+	"${taps[@]}" "${objdirs[@]}" "${runs[@]}"
