@@ -445,6 +445,14 @@ static long ptsim_snapshot_aux(struct perf_event *event,
 	return perf_output_copy_aux(&c->handle, output, to - size, to);
 }
 
+/*
+ * ptsim events alive: initialised and not yet destroyed (debugfs
+ * ptsim/events).  The tests' leak check requires it back at its baseline
+ * once every event is closed: a leaked reference on an event keeps it
+ * from being freed, and nothing else a test can see shows that.
+ */
+static atomic_t ptsim_events_alive;
+
 static void ptsim_event_destroy(struct perf_event *event)
 {
 	struct ptsim_event *ev = event->pmu_private;
@@ -452,6 +460,7 @@ static void ptsim_event_destroy(struct perf_event *event)
 	kvfree(ev->fifo);
 	kfree(ev);
 	event->pmu_private = NULL;
+	atomic_dec(&ptsim_events_alive);
 }
 
 static int ptsim_event_init(struct perf_event *event)
@@ -516,6 +525,7 @@ static int ptsim_event_init(struct perf_event *event)
 
 	event->pmu_private = ev;
 	event->destroy = ptsim_event_destroy;
+	atomic_inc(&ptsim_events_alive);
 	return 0;
 }
 
@@ -653,6 +663,7 @@ static void __init ptsim_debugfs_init(void)
 				&ptsim_setup_aux_calls);
 	debugfs_create_atomic_t("free_aux_calls", 0400, dir,
 				&ptsim_free_aux_calls);
+	debugfs_create_atomic_t("events", 0400, dir, &ptsim_events_alive);
 }
 
 static int __init ptsim_init(void)

@@ -254,6 +254,7 @@ struct acct {
 	long perf_maps;		/* mappings of perf buffers */
 	long mem_free_kb;	/* MemFree + what we hold ourselves, see below */
 	long aux_bufs;		/* ptsim AUX buffers alive, -1: not readable */
+	long events;		/* ptsim events alive, -1: not readable */
 };
 
 #define PTSIM_DEBUGFS	"/sys/kernel/debug/ptsim"
@@ -273,6 +274,17 @@ static inline long ptsim_aux_bufs(void)
 	long freed = read_long(PTSIM_DEBUGFS "/free_aux_calls");
 
 	return setup < 0 || freed < 0 ? -1 : setup - freed;
+}
+
+/*
+ * ptsim events alive (debugfs ptsim/events, root only; -1 if it cannot be
+ * read): a leaked reference on an event keeps it, its PMU state and
+ * whatever else it holds, and no count a process has shows that.
+ * System-wide, as ptsim_aux_bufs().
+ */
+static inline long ptsim_events(void)
+{
+	return read_long(PTSIM_DEBUGFS "/events");
 }
 
 /*
@@ -306,6 +318,7 @@ static inline void acct_take(struct acct *a, bool probe)
 	a->perf_maps = count_perf_maps();
 	a->mem_free_kb = mem_free_or_ours_kb();
 	a->aux_bufs = ptsim_aux_bufs();
+	a->events = ptsim_events();
 }
 
 /* Free memory may dip this much for reasons that are not leaks. */
@@ -335,6 +348,8 @@ static inline int acct_diff(const struct acct *base, const struct acct *now,
 		  now->perf_maps != base->perf_maps },
 		{ "ptsim_aux_bufs", base->aux_bufs, now->aux_bufs,
 		  base->aux_bufs >= 0 && now->aux_bufs != base->aux_bufs },
+		{ "ptsim_events", base->events, now->events,
+		  base->events >= 0 && now->events != base->events },
 		{ "mem_free_kb", base->mem_free_kb, now->mem_free_kb,
 		  now->mem_free_kb + MEMFREE_SLACK_KB < base->mem_free_kb },
 	};
