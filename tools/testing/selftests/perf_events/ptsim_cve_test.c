@@ -96,13 +96,10 @@ static void expect_baseline_with(struct __test_metadata *_metadata,
 	base.vm_pin -= elsewhere;
 	/*
 	 * A peer forked after the test opened its events holds copies of
-	 * their descriptors, so they are alive while it runs: the ptsim
-	 * events are not checked in the tests with a peer.  On ours two of
-	 * them also outlive the peer, where upstream frees them (open, see
-	 * tests/ROBUSTNESS.md): a check after peer_stop() would fail there.
+	 * their descriptors, so they are alive while it runs: the tests
+	 * with a peer stop it first.
 	 */
-	if (self->peer)
-		base.events = -1;
+	ASSERT_EQ(NULL, self->peer);
 	EXPECT_EQ(0, acct_settle(&base, &now, why, sizeof(why)))
 		TH_LOG("leaked: %s", why);
 }
@@ -204,18 +201,29 @@ static void peer_main(struct peer *pr)
 
 static struct peer *peer_start(void)
 {
+	pid_t pid;
 	struct peer *pr = mmap(NULL, sizeof(*pr), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	if (pr == MAP_FAILED)
 		return NULL;
 	memset((void *)pr, 0, sizeof(*pr));
-	pr->pid = fork();
-	if (!pr->pid) {
+	/*
+	 * Only the parent stores the pid: @pr is shared, and a child that
+	 * stored its 0 there after the parent would make peer_stop() leave
+	 * it running, with the test's descriptors, until the test exits.
+	 */
+	pid = fork();
+	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		peer_main(pr);
 	}
-	return pr->pid > 0 ? pr : NULL;
+	if (pid < 0) {
+		munmap((void *)pr, sizeof(*pr));
+		return NULL;
+	}
+	pr->pid = pid;
+	return pr;
 }
 
 /* Post a command; the peer waits for peer_go(). */
@@ -301,6 +309,7 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	struct perf_event_mmap_page *pe, *pf;
 	int fe, ff, rounds = 0, bad = 0;
 	struct peer *pr;
+	long elsewhere;
 	double end;
 
 	self->kids[0] = spawn_idle();
@@ -375,9 +384,10 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	close(fe);
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
 	EXPECT_EQ(0, vm_pin_pages() + pr->vm_pin);
-	expect_baseline_with(_metadata, self, pr->vm_pin);
+	elsewhere = pr->vm_pin;
 	peer_stop(pr);
 	self->peer = NULL;
+	expect_baseline_with(_metadata, self, elsewhere);
 }
 
 /*
@@ -1085,6 +1095,7 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	long psz = self->psz, dlen = (1 + data_pages) * psz;
 	int fe, ff, rounds = 0, bad = 0, won[2] = { 0, 0 };
 	struct peer *pr;
+	long elsewhere;
 	double end;
 
 	self->kids[0] = spawn_idle();
@@ -1166,9 +1177,10 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	close(ff);
 	close(fe);
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
-	expect_baseline_with(_metadata, self, pr->vm_pin);
+	elsewhere = pr->vm_pin;
 	peer_stop(pr);
 	self->peer = NULL;
+	expect_baseline_with(_metadata, self, elsewhere);
 }
 
 /* ---- page faults against the AUX area's allocation and teardown ---- */
