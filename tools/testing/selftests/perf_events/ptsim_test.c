@@ -897,4 +897,141 @@ TEST(pause_resume)
 	EXPECT_LE(pause_member.records, bound);
 }
 
+/*
+ * A PERF_RECORD_AUX that does not fit in the data area is lost, not the
+ * trace: it is counted, and reported with PERF_RECORD_LOST once there is
+ * room again, while the AUX area goes on filling.  The data area here is
+ * one page, which nobody reads until the AUX head has moved three times
+ * after the page filled up (each move is a transaction that ended with
+ * data, whose record found no room); the AUX area is read all along.
+ */
+#define AUX_REC_SIZE	40	/* header, offset, size, flags, sample_id TID */
+
+TEST(aux_record_lost)
+{
+	struct perf_event_attr attr;
+	__u64 head, seen = 0;
+	int fd, go, moves = 0;
+	struct sess s;
+	struct walk w;
+	double end;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(-1, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 1, 64, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	for (end = now_ms() + 20000; now_ms() < end && moves < 3; usleep(1000)) {
+		__u64 used = __atomic_load_n(&s.pg->data_head, __ATOMIC_ACQUIRE) -
+			     s.pg->data_tail;
+
+		head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+		if (s.data_size - used < AUX_REC_SIZE) {
+			if (seen && head != seen)
+				moves++;
+			seen = head;
+		}
+		sess_copy_aux(&s);
+	}
+	ASSERT_EQ(3, moves) TH_LOG("the data area never filled, or the AUX head stopped with it");
+	/* Room again: the next record brings the loss with it. */
+	sess_read_records(&s);
+	for (end = now_ms() + 20000; now_ms() < end && !s.lost;)
+		sess_poll(&s, 10);
+	EXPECT_TRUE(stop_burner(pid));
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	TH_LOG("bytes=%zu aux_records=%lu lost=%lu", s.len, s.aux_records, s.lost);
+	EXPECT_LE(1, s.lost) TH_LOG("no PERF_RECORD_LOST for the records that found no room");
+	EXPECT_EQ(__atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE), s.len);
+	expect_clean(_metadata, &s, &w);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * A pause that finds no buffer pauses nothing.  An aux_pause member can
+ * overflow while its AUX leader has no buffer: with both per-CPU, the
+ * group stays scheduled in when the leader's buffer is unmapped (that
+ * stops the leader, not the group), and the member's cpu-clock goes on
+ * overflowing.  The core has no trace to pause then, and must not record
+ * a pause in hw.aux_paused either: with a new buffer, once the group is
+ * scheduled in again, the leader traces.  Upstream 6.12 returns from
+ * perf_event_aux_pause() the same way when ring_buffer_get() finds no
+ * buffer.
+ *
+ * The member's period is 1 ms only while the buffer is gone, and
+ * "never" before and after, so every overflow it has is one without a
+ * buffer; its count shows that it ran meanwhile.
+ */
+TEST(pause_without_buffer)
+{
+	const __u64 never = 1ULL << 62, period = 1000000;
+	struct perf_event_attr attr, clk = {
+		.size = sizeof(clk),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = never,
+		.aux_pause = 1,
+	};
+	__u64 before, now = 0;
+	int fd, mfd, go, cpu;
+	struct sess s;
+	struct walk w;
+	double end;
+	pid_t pid;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, -1, cpu, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	mfd = perf_open(&clk, -1, cpu, fd);
+	ASSERT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	pid = spawn_burner(-1, cpu, &go);
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	release(go);
+	ASSERT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+		TH_LOG("no trace to begin with: %zu bytes", s.len);
+
+	/* The buffer goes; the member overflows five times or more. */
+	sess_free(&s);
+	before = read_count(mfd);
+	ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_PERIOD, &period));
+	for (end = now_ms() + 20000; now_ms() < end && now < before + 5 * period;
+	     usleep(1000))
+		now = read_count(mfd);
+	ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_PERIOD, &never));
+	ASSERT_LE(before + 5 * period, now)
+		TH_LOG("the member ran %llu ns without the buffer, want %llu",
+		       (unsigned long long)(now - before),
+		       (unsigned long long)(5 * period));
+
+	/* A new buffer, the group scheduled in again: the leader traces. */
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+		TH_LOG("%zu bytes of trace with the new buffer: the pause without a buffer counted",
+		       s.len);
+	EXPECT_TRUE(stop_burner(pid));
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	expect_clean(_metadata, &s, &w);
+	close(mfd);
+	close(fd);
+	sess_free(&s);
+}
+
 TEST_HARNESS_MAIN
