@@ -71,10 +71,18 @@ static u64 ptsim_tsc(void)
 #endif
 }
 
-/* The user IP of the task on this CPU, 0 if it has none. */
+/*
+ * The user IP of the task on this CPU, 0 if it has none.
+ *
+ * Called from the engine's hrtimer, which may interrupt the task in the
+ * middle of updating its own flags (capable() sets PF_SUPERPRIV with a
+ * plain read-modify-write): data_race(), as the interrupt runs between
+ * two of the task's instructions on the same CPU and reads PF_KTHREAD,
+ * which never changes once the task exists.
+ */
 u64 ptsim_user_ip(void)
 {
-	if (!current->mm || (current->flags & PF_KTHREAD))
+	if (!current->mm || (data_race(current->flags) & PF_KTHREAD))
 		return 0;
 	return instruction_pointer(task_pt_regs(current));
 }
