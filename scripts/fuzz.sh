@@ -13,7 +13,7 @@
 #         kcsan_ours=N kcsan_elsewhere=N
 #
 # (the second one's counts are ptsim_fuzz's; splats and failures are the
-# whole boot's; kcsan_ours counts the KCSAN reports with a frame in
+# whole boot's; kcsan_ours counts the KCSAN reports with an access in
 # kernel/events/ or ptsim, which fail and are among the splats,
 # kcsan_elsewhere the others, which are listed in the line "kcsan: N
 # reports elsewhere: ..." of results.txt and do not fail, see

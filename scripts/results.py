@@ -24,8 +24,9 @@ Counted as results:
   - every kernel splat (BUG, WARNING, KASAN, lockdep, RCU stall, Oops,
     panic, ...) is one failure, whatever the tests said;
   - a KCSAN report ("BUG: KCSAN: ...", the KCSAN kernel) is one failure
-    if a frame of either access's stack is a function of kernel/events/
-    or drivers/hwtracing/ptsim/ (our code and the perf core it drives);
+    if either of its two accesses is made by a function of kernel/events/
+    or drivers/hwtracing/ptsim/ (our code and the perf core it drives):
+    the first frame of the access's stack, or a copy helper's caller;
     any other KCSAN report is listed, not failed: "kcsan: N reports
     elsewhere: f1, f2".  Which functions those directories define comes
     from the kernel's objects (--objdir LABEL=DIR, nm); a run without its
@@ -85,8 +86,13 @@ KCSAN = re.compile(r'BUG: KCSAN: (?P<what>.*)$')
 KCSAN_FRAME = re.compile(r'^\s*(?:\[\s*[^]]*\]\s*)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+')
 KCSAN_END = re.compile(r'^={20,}')
 KCSAN_ACCESS = re.compile(r'^(?:read|write|read-write|race at unknown origin)\b.* on cpu \d+:')
-# Where a KCSAN report's frames make it ours (see the docstring).
+# Where a KCSAN report's accessing functions make it ours (see
+# kcsan_report()).
 KCSAN_OURS = ('kernel/events', 'drivers/hwtracing/ptsim')
+# Generic helpers that access memory for their caller (a copy into a perf
+# buffer): a report's access in one of them is its caller's.
+KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\w+|'
+                          r'rep_(?:movs|stos)_alternative|str\w+|__asan_\w+|__tsan_\w+)$')
 
 
 class Tally:
@@ -287,41 +293,55 @@ def our_functions(objdir):
             if len(w) == 3 and w[1] in 'tTwW'}
 
 
+def kcsan_accessor(st):
+    """The function that made the access a KCSAN stack starts with: its
+    first frame, or for a generic copy helper the helper's caller."""
+    for f in st:
+        if not KCSAN_HELPER.match(f):
+            return f
+    return None
+
+
 def kcsan_report(lines, i, t, label, ours):
     """Judge the KCSAN report whose header is lines[i]; returns its end."""
     head = KCSAN.search(lines[i]).group(0).strip()
     what = KCSAN.search(lines[i]).group('what')
-    stacks, j = [[]], i + 1
+    stacks, j = [], i + 1
     while j < len(lines) and not KCSAN_END.match(lines[j]) and \
             not KCSAN.search(lines[j]):
         if KCSAN_ACCESS.search(lines[j]):
             stacks.append([])
         m = KCSAN_FRAME.match(lines[j])
-        if m:
+        if m and stacks:
             stacks[-1].append(m.group('fn'))
         j += 1
-    frames = [f for st in stacks for f in st]
+    # A race is ours when one of its two accesses is made by a function
+    # of ours: the first frame of each access's stack (see KCSAN_HELPER),
+    # not any frame below it (perf_event_open() calling capable(), whose
+    # write to current->flags races with an interrupt, is not a race in
+    # perf).
+    accessors = [kcsan_accessor(st) for st in stacks]
     # An interrupt that hit the watching task in its delay, on the same
     # CPU: the interrupt's stack runs on through kcsan_setup_watchpoint
-    # into the task's real access and stack, while the task's own stack
-    # in the report can be an unwinder's garbage (seen from an emulated
-    # vsyscall: one frame of ring_buffer.c or core.c repeated 60 times,
-    # a different one in each report of one task's time() calls).
-    # Judge such a report by the interrupt's stack alone.
+    # into the task's watched access, the frame after it, while the
+    # task's own stack in the report can be an unwinder's garbage (seen
+    # with the guessing unwinder: one frame of ring_buffer.c or core.c
+    # repeated 60 times).  The two accesses are the interrupt's and the
+    # watched one.
     for st in stacks:
         if 'kcsan_setup_watchpoint' in st:
-            frames = st
             k = st.index('kcsan_setup_watchpoint') + 1
+            accessors = [kcsan_accessor(st), kcsan_accessor(st[k:])]
             if k < len(st):
                 what += f' (the task was in {st[k]})'
             break
     if ours is None:
         t.add(f'{label}splat', 'fail', f'{head} (no kernel objects to tell whose it is)')
         return j
-    mine = sorted({f for f in frames if f in ours})
-    if mine or not frames:
-        t.add(f'{label}splat', 'fail', head + (f' (frames in {"/".join(KCSAN_OURS)}: '
-                                               f'{", ".join(mine)})' if mine else ' (no frames)'))
+    mine = sorted({f for f in accessors if f in ours})
+    if mine or None in accessors or len(accessors) < 2:
+        t.add(f'{label}splat', 'fail', head + (f' (an access in {"/".join(KCSAN_OURS)}: '
+                                               f'{", ".join(mine)})' if mine else ' (no stack to judge)'))
     else:
         t.kcsan_elsewhere.append(re.sub(r'^data-race in ', '', what).strip())
     return j

@@ -7,7 +7,7 @@
 #  - results.py on synthetic logs: a clean run passes with exact counts; a
 #    failing KUnit case, a failing kselftest, a WARNING splat, a crashed
 #    KUnit suite, a timed-out program and an unfinished guest each turn an
-#    otherwise green run red, and are named; a KCSAN report with a frame
+#    otherwise green run red, and are named; a KCSAN report with an access
 #    in kernel/events/ or ptsim fails, one elsewhere is listed, not failed.
 #  - the ours-vs-upstream comparison (compare_runs, scripts/compare.py) on
 #    a synthetic pair of runs: identical results and files pass, and so
@@ -160,9 +160,9 @@ expectx() {	# expectx DESC WANT-RC WANT-REGEX DIR RESULTS-ARGS...: results.py wi
 		result 1 "$desc (rc=$rc, wanted $want and /$re/)"
 	fi
 }
-# KCSAN (issue 19): a report with a frame in kernel/events/ or ptsim
-# fails, one elsewhere is listed and does not; which functions are ours
-# comes from the kernel's objects (--objdir), here a fake object tree.
+# KCSAN (issue 19): a report with an access made in kernel/events/ or
+# ptsim fails, one elsewhere is listed and does not; which functions are
+# ours comes from the kernel's objects (--objdir), here a fake object tree.
 ko=$D/kcsan-obj
 mkdir -p "$ko/kernel/events" "$ko/drivers/hwtracing/ptsim"
 echo 'void perf_aux_fake_output(void) {}' >"$ko/kernel/events/fake.c"
@@ -193,16 +193,21 @@ kcsan_log() {	# kcsan_log DIR A B DEEP: a KCSAN report, A and B racing, DEEP und
 r=$D/p-kcsan-ours; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 kcsan_log "$r" ptsim_fake_hrtimer perf_aux_fake_output x64_sys_call
 expectx "parser: a KCSAN report in kernel/events/ or ptsim fails the run, named" \
-	1 '^FAIL x/splat: BUG: KCSAN: data-race in ptsim_fake_hrtimer / perf_aux_fake_output \(frames in' \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in ptsim_fake_hrtimer / perf_aux_fake_output \(an access in' \
 	"$r" --objdir "x=$ko"
 expectx "parser: a KCSAN report in kernel/events/ or ptsim is one failure" \
 	1 '^5 passed, 1 failed, 1 skipped$' "$r" --objdir "x=$ko"
 expectx "parser: a KCSAN report fails when the kernel's objects are not known" \
 	1 'FAIL x/splat: BUG: KCSAN: .*no kernel objects' "$r"
 r=$D/p-kcsan-deep; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
-kcsan_log "$r" tick_sched_timer ktime_get perf_aux_fake_output
-expectx "parser: a KCSAN report with our function deeper in a stack fails" \
-	1 '^FAIL x/splat: BUG: KCSAN: data-race in tick_sched_timer / ktime_get \(frames in .*: perf_aux_fake_output\)' \
+kcsan_log "$r" tick_sched_timer capable perf_aux_fake_output
+expectx "parser: a KCSAN report whose accesses are elsewhere, ours only calling one, is listed" \
+	0 '^kcsan: 1 reports elsewhere: tick_sched_timer / capable$' \
+	"$r" --objdir "x=$ko"
+r=$D/p-kcsan-copy; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+kcsan_log "$r" tick_sched_timer memcpy_orig perf_aux_fake_output
+expectx "parser: a KCSAN report in a copy helper is judged by its caller (ours: fails)" \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in tick_sched_timer / memcpy_orig \(an access in .*: perf_aux_fake_output\)' \
 	"$r" --objdir "x=$ko"
 r=$D/p-kcsan-else; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 kcsan_log "$r" tick_sched_timer ktime_get x64_sys_call
@@ -246,7 +251,7 @@ expectx "parser: KCSAN, an interrupt in the watcher's delay: judged by where the
 r=$D/p-kcsan-irq2; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 kcsan_irq_log "$r" perf_aux_fake_output ktime_get
 expectx "parser: KCSAN, an interrupt in the watcher's delay: a task in our code fails" \
-	1 '^FAIL x/splat: BUG: KCSAN: data-race in ktime_get / timekeeping_advance \(frames in .*: perf_aux_fake_output\)' \
+	1 '^FAIL x/splat: BUG: KCSAN: data-race in ktime_get / timekeeping_advance \(an access in .*: perf_aux_fake_output\)' \
 	"$r" --objdir "x=$ko"
 
 r=$D/p-more; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
