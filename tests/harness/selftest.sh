@@ -209,6 +209,19 @@ kcsan_log "$r" tick_sched_timer memcpy_orig perf_aux_fake_output
 expectx "parser: a KCSAN report in a copy helper is judged by its caller (ours: fails)" \
 	1 '^FAIL x/splat: BUG: KCSAN: data-race in tick_sched_timer / memcpy_orig \(an access in .*: perf_aux_fake_output\)' \
 	"$r" --objdir "x=$ko"
+r=$D/p-kcsan-unknown; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+cat >>"$r/console.log" <<-LOG
+	[    2.000000] ==================================================================
+	[    2.000001] BUG: KCSAN: data-race in tick_sched_timer
+	[    2.000002]
+	[    2.000003] race at unknown origin, with read to 0xffff888003a1c0d8 of 8 bytes by interrupt on cpu 1:
+	[    2.000004]  tick_sched_timer+0x3c/0x120
+	[    2.000005]  perf_aux_fake_output+0x1a2/0x3c0
+	[    2.000006]
+	[    2.000007] ==================================================================
+	LOG
+expectx "parser: a KCSAN report with one access (unknown origin) is judged by it (elsewhere)" \
+	0 '^kcsan: 1 reports elsewhere: tick_sched_timer$' "$r" --objdir "x=$ko"
 r=$D/p-kcsan-else; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 kcsan_log "$r" tick_sched_timer ktime_get x64_sys_call
 kcsan_log "$r" rcu_sched_clock_irq rcu_gp_kthread x64_sys_call
