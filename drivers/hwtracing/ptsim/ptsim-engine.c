@@ -71,17 +71,16 @@ static u64 ptsim_tsc(void)
 #endif
 }
 
-/*
- * The user IP of the task on this CPU, 0 if it has none.
- *
- * Called from the engine's hrtimer, which may interrupt the task in the
- * middle of updating its own flags (capable() sets PF_SUPERPRIV with a
- * plain read-modify-write): data_race(), as the interrupt runs between
- * two of the task's instructions on the same CPU and reads PF_KTHREAD,
- * which never changes once the task exists.
- */
+/* The user IP of the task on this CPU, 0 if it has none. */
 u64 ptsim_user_ip(void)
 {
+	/*
+	 * From the engine's hrtimer, which may interrupt the task while it
+	 * updates its own flags (capable() sets PF_SUPERPRIV with a plain
+	 * read-modify-write): a data race by the letter, but the interrupt
+	 * runs between two of the task's instructions on this CPU, and
+	 * PF_KTHREAD never changes once the task exists.
+	 */
 	if (!current->mm || (data_race(current->flags) & PF_KTHREAD))
 		return 0;
 	return instruction_pointer(task_pt_regs(current));
