@@ -43,29 +43,6 @@ static const char *cannot_run(void)
 	return NULL;
 }
 
-/*
- * Keep the children on their inherited copies of the events.  When every
- * event of a task's perf context is inherited, a child's context is a
- * clone of its parent's, and at a context switch between the two on one
- * CPU the core may swap the contexts (context_equiv()): the parent's own
- * events, with their buffer, then run in the child, and a child that
- * does what only the parent's events could do proves nothing.  A child
- * forked or created here starts on the test's CPU, so that swap happens
- * often.  A disabled software event that is not inherited makes the
- * child's context never a clone (see ptsim_fuzz's fz_anchor()).
- */
-static int anchor_open(void)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-	};
-
-	return perf_open(&attr, 0, -1, -1);
-}
-
 /* A task-clock member of the group, inherited, sampling every ms. */
 static struct perf_event_attr clock_attr(int period_ms)
 {

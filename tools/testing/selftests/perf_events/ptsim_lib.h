@@ -30,6 +30,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -162,13 +163,19 @@ static inline void *grow(void *p, size_t *cap, size_t need, size_t elem)
 }
 
 /*
- * Map 1 + data_pages pages of data area, then aux_pages of AUX area right
- * above it (read-only: overwrite mode).  Returns 0 or -errno, with the
- * session cleaned up.
+ * Map 1 + data_pages pages of data area on @data_fd, then aux_pages of
+ * AUX area right above it (read-only: overwrite mode) on @fd.  When the
+ * two differ, @fd's output goes to @data_fd's buffer first, with
+ * PERF_EVENT_IOC_SET_OUTPUT: the way a tool shares one buffer among
+ * events.  The session polls (and re-enables) @fd.  Returns 0 or -errno,
+ * with the session cleaned up.
  */
-static inline int sess_map(struct sess *s, int fd, __u64 config,
-			   int data_pages, int aux_pages, bool snapshot)
+static inline int sess_map_shared(struct sess *s, int fd, int data_fd,
+				  __u64 config, int data_pages, int aux_pages,
+				  bool snapshot)
 {
+	int err;
+
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->config = config;
@@ -177,22 +184,34 @@ static inline int sess_map(struct sess *s, int fd, __u64 config,
 	s->data_size = data_pages * s->psz;
 	s->aux_size = aux_pages * s->psz;
 	s->pg = mmap(NULL, s->psz + s->data_size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, fd, 0);
+		     MAP_SHARED, data_fd, 0);
 	if (s->pg == MAP_FAILED)
 		return -errno;
+	if (fd != data_fd && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, data_fd)) {
+		err = -errno;
+		munmap(s->pg, s->psz + s->data_size);
+		return err;
+	}
 	s->pg->aux_offset = s->psz + s->data_size;
 	s->pg->aux_size = s->aux_size;
 	s->aux = mmap(NULL, s->aux_size,
 		      snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
 		      MAP_SHARED, fd, s->pg->aux_offset);
 	if (s->aux == MAP_FAILED) {
-		int err = -errno;
-
+		err = -errno;
 		munmap(s->pg, s->psz + s->data_size);
 		return err;
 	}
 	s->reenable = true;
 	return 0;
+}
+
+/* Both areas on @fd's own buffer. */
+static inline int sess_map(struct sess *s, int fd, __u64 config,
+			   int data_pages, int aux_pages, bool snapshot)
+{
+	return sess_map_shared(s, fd, fd, config, data_pages, aux_pages,
+			       snapshot);
 }
 
 static inline void sess_add_rec(struct sess *s, __u32 type, __u64 a, __u64 b,
@@ -663,24 +682,61 @@ static inline int pin_to(int cpu)
 }
 
 /*
+ * Keep the children on their inherited copies of the events.  When every
+ * event of a task's perf context is inherited, a child's context is a
+ * clone of its parent's, and at a context switch between the two on one
+ * CPU the core may swap the contexts (context_equiv()): the parent's own
+ * events, with their buffer, then run in the child, and a child that
+ * does what only the parent's events could do proves nothing.  A child
+ * forked or created here starts on the test's CPU, so that swap happens
+ * often.  A disabled software event that is not inherited makes the
+ * child's context never a clone (see ptsim_fuzz's fz_anchor()).
+ */
+static inline int anchor_open(void)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	return perf_open(&attr, 0, -1, -1);
+}
+
+/*
+ * In a child: die with the test, which may end on an assertion before it
+ * stops the child.  A child left spinning would hold copies of the
+ * test's perf fds (and with them its events) and a CPU, and fail the
+ * tests after it.  @parent: the test's pid, taken before fork().
+ */
+static inline int die_with(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		return -1;
+	return getppid() == parent ? 0 : -1;
+}
+
+/*
  * Fork a child that waits for a byte on a pipe, then burns ms of CPU
  * (pinned to cpu if >= 0) and exits; with ms < 0 it burns until killed
  * (see stop_burner()).  *go is the write end.
  */
 static inline pid_t spawn_burner(int ms, int cpu, int *go)
 {
+	pid_t pid, parent;
 	int p[2];
-	pid_t pid;
 	char c;
 
 	if (pipe(p))
 		return -1;
+	parent = getpid();
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (!pid) {
 		close(p[1]);
-		if (cpu >= 0 && pin_to(cpu))
+		if (die_with(parent) || (cpu >= 0 && pin_to(cpu)))
 			_exit(2);
 		if (read(p[0], &c, 1) != 1)
 			_exit(3);

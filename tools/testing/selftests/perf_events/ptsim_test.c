@@ -898,48 +898,100 @@ TEST(pause_resume)
 }
 
 /*
+ * The forms of a contract item: the event itself (ALONE); a ptsim event
+ * whose output goes to another event's buffer through
+ * PERF_EVENT_IOC_SET_OUTPUT (SHARED: the buffer's owner is a disabled
+ * dummy event, the AUX area is mapped through the ptsim event, as a tool
+ * shares a buffer); and the copy an inherited event gets in a child,
+ * which writes to its parent's buffer (INHERITED: the test stays on CPU
+ * 1, the child runs on CPU 0, see anchor_open()).
+ */
+enum form { ALONE, SHARED, INHERITED };
+
+static const char *form_skip(enum form form)
+{
+	if (ptsim_type() < 0)
+		return "no ptsim PMU";
+	if (form == INHERITED && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs 2 CPUs";
+	return NULL;
+}
+
+static int dummy_open(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	return perf_open(&attr, pid, cpu, -1);
+}
+
+/*
  * A PERF_RECORD_AUX that does not fit in the data area is lost, not the
  * trace: it is counted, and reported with PERF_RECORD_LOST once there is
  * room again, while the AUX area goes on filling.  The data area here is
  * one page, which nobody reads until the AUX head has moved three times
  * after the page filled up (each move is a transaction that ended with
  * data, whose record found no room); the AUX area is read all along.
+ * SHARED, the records go to the dummy owner's data area; INHERITED, they
+ * are the child's, written to its parent's.
  */
 #define AUX_REC_SIZE	40	/* header, offset, size, flags, sample_id TID */
 
-TEST(aux_record_lost)
+static void record_lost(struct __test_metadata *_metadata, enum form form)
 {
 	struct perf_event_attr attr;
+	int fd, owner, anchor = -1, go, moves = 0;
 	__u64 head, seen = 0;
-	int fd, go, moves = 0;
 	struct sess s;
 	struct walk w;
+	pid_t pid = 0;
 	double end;
-	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
+	if (form_skip(form))
+		SKIP(return, "%s", form_skip(form));
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
+	if (form == INHERITED) {
+		ASSERT_EQ(0, pin_to(1));
+		anchor = anchor_open();
+		ASSERT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
+		attr.inherit = 1;
+	} else {
+		pid = spawn_burner(-1, form == SHARED ? 0 : -1, &go);
+		ASSERT_GT(pid, 0);
+	}
+	fd = perf_open(&attr, pid, form == ALONE ? -1 : 0, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 1, 64, false));
+	owner = form == SHARED ? dummy_open(0, 0) : fd;
+	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 1, 64, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	if (form == INHERITED) {
+		/* Forked now, the burner inherits the enabled event. */
+		pid = spawn_burner(-1, 0, &go);
+		ASSERT_GT(pid, 0);
+	}
 	release(go);
 	for (end = now_ms() + 20000; now_ms() < end && moves < 3; usleep(1000)) {
 		__u64 used = __atomic_load_n(&s.pg->data_head, __ATOMIC_ACQUIRE) -
 			     s.pg->data_tail;
 
 		head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
-		if (s.data_size - used < AUX_REC_SIZE) {
+		/* A record needs one byte more than its size (CIRC_SPACE()). */
+		if (s.data_size - used <= AUX_REC_SIZE) {
 			if (seen && head != seen)
 				moves++;
 			seen = head;
 		}
 		sess_copy_aux(&s);
 	}
-	ASSERT_EQ(3, moves) TH_LOG("the data area never filled, or the AUX head stopped with it");
+	ASSERT_EQ(3, moves)
+		TH_LOG("data never full, or AUX head stopped: %llu/%zu, head %llu, copied %zu",
+		       (unsigned long long)(s.pg->data_head - s.pg->data_tail),
+		       s.data_size, (unsigned long long)s.pg->aux_head, s.len);
 	/* Room again: the next record brings the loss with it. */
 	sess_read_records(&s);
 	for (end = now_ms() + 20000; now_ms() < end && !s.lost;)
@@ -952,15 +1004,34 @@ TEST(aux_record_lost)
 	EXPECT_LE(1, s.lost) TH_LOG("no PERF_RECORD_LOST for the records that found no room");
 	EXPECT_EQ(__atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE), s.len);
 	expect_clean(_metadata, &s, &w);
+	if (owner != fd)
+		close(owner);
 	close(fd);
+	if (anchor >= 0)
+		close(anchor);
 	sess_free(&s);
+}
+
+TEST(aux_record_lost)
+{
+	record_lost(_metadata, ALONE);
+}
+
+TEST(aux_record_lost_shared)
+{
+	record_lost(_metadata, SHARED);
+}
+
+TEST(aux_record_lost_inherited)
+{
+	record_lost(_metadata, INHERITED);
 }
 
 /*
  * A pause that finds no buffer pauses nothing.  An aux_pause member can
- * overflow while its AUX leader has no buffer: with both per-CPU, the
- * group stays scheduled in when the leader's buffer is unmapped (that
- * stops the leader, not the group), and the member's cpu-clock goes on
+ * overflow while its AUX leader has no buffer: a per-CPU group stays
+ * scheduled in when the leader's buffer is unmapped (that stops the
+ * leader, not the group), and the member's cpu-clock goes on
  * overflowing.  The core has no trace to pause then, and must not record
  * a pause in hw.aux_paused either: with a new buffer, once the group is
  * scheduled in again, the leader traces.  Upstream 6.12 returns from
@@ -969,9 +1040,11 @@ TEST(aux_record_lost)
  *
  * The member's period is 1 ms only while the buffer is gone, and
  * "never" before and after, so every overflow it has is one without a
- * buffer; its count shows that it ran meanwhile.
+ * buffer; its count shows that it ran meanwhile.  SHARED, the leader's
+ * output goes to the dummy owner's buffer: unmapping it detaches every
+ * event, and the new buffer is shared again.
  */
-TEST(pause_without_buffer)
+static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 {
 	const __u64 never = 1ULL << 62, period = 1000000;
 	struct perf_event_attr attr, clk = {
@@ -981,24 +1054,26 @@ TEST(pause_without_buffer)
 		.sample_period = never,
 		.aux_pause = 1,
 	};
+	int fd, mfd, go, cpu, owner;
 	__u64 before, now = 0;
-	int fd, mfd, go, cpu;
 	struct sess s;
 	struct walk w;
 	double end;
 	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
+	if (form_skip(form))
+		SKIP(return, "%s", form_skip(form));
 	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, -1, cpu, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	mfd = perf_open(&clk, -1, cpu, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	owner = form == SHARED ? dummy_open(-1, cpu) : fd;
+	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	release(go);
 	ASSERT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
@@ -1018,7 +1093,7 @@ TEST(pause_without_buffer)
 		       (unsigned long long)(5 * period));
 
 	/* A new buffer, the group scheduled in again: the leader traces. */
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
@@ -1030,8 +1105,190 @@ TEST(pause_without_buffer)
 	walk_trace(&s, &w, 0);
 	expect_clean(_metadata, &s, &w);
 	close(mfd);
+	if (owner != fd)
+		close(owner);
 	close(fd);
 	sess_free(&s);
+}
+
+TEST(pause_without_buffer)
+{
+	pause_nobuf(_metadata, ALONE);
+}
+
+TEST(pause_without_buffer_shared)
+{
+	pause_nobuf(_metadata, SHARED);
+}
+
+/*
+ * pause_without_buffer in the inherited form: the group's copy in a
+ * child, whose buffer is its parent's.  An inherited group is per task:
+ * at its next sched-in after the unmap the leader cannot start (ptsim,
+ * as intel_pt, fails pmu::add without a buffer) and the group stays out,
+ * so the member must overflow at once, before the child is switched
+ * out.  Its event is a page fault (period 1): the child spins on a
+ * shared flag, touching nothing new, and on the flag, set just after the
+ * unmap, faults FAULT_PAGES fresh pages.  The member is enabled only
+ * while the child spins, with the buffer still there (a pause then would
+ * be a real one); the enable reaches the child's copy, but on 6.12 (both
+ * kernels) a copy enabled while its task runs joins the running group
+ * only at the task's next sched-in, so the child is stopped and
+ * continued first.  The member's count says whether the group was in
+ * when the faults came; if a context switch came first (fewer faults
+ * counted) the round is tried again, with a new child.  At the end a
+ * new buffer is mapped, the child rescheduled the same way, and its
+ * leader must trace.
+ */
+#define FAULT_PAGES	8
+
+struct fault_ctl {
+	int ready;	/* the child: set up, spinning */
+	int go;		/* the test: fault now */
+	int done;	/* the child: faulted */
+};
+
+static pid_t spawn_faulter(struct fault_ctl *ctl, int cpu)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	pid_t parent = getpid();
+	char *mem;
+	pid_t pid;
+	int i;
+
+	memset(ctl, 0, sizeof(*ctl));
+	pid = fork();
+	if (pid)
+		return pid;
+	if (die_with(parent) || pin_to(cpu))
+		_exit(2);
+	mem = mmap(NULL, FAULT_PAGES * psz, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		_exit(3);
+	__atomic_store_n(&ctl->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE))
+		;
+	for (i = 0; i < FAULT_PAGES; i++)
+		mem[i * psz] = 1;
+	__atomic_store_n(&ctl->done, 1, __ATOMIC_RELEASE);
+	burn(-1);
+	_exit(0);
+}
+
+static bool wait_flag(int *flag, int ms)
+{
+	double end = now_ms() + ms;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && now_ms() < end)
+		usleep(100);
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+/* Switch @pid out and in again: its events are scheduled in anew. */
+static bool reschedule(pid_t pid)
+{
+	int status;
+
+	return !kill(pid, SIGSTOP) &&
+	       waitpid(pid, &status, WUNTRACED) == pid && WIFSTOPPED(status) &&
+	       !kill(pid, SIGCONT);
+}
+
+/* The member's count and running time (read_format TOTAL_TIME_RUNNING). */
+static __u64 read_running(int fd, __u64 *running)
+{
+	__u64 v[2] = { 0, 0 };
+
+	if (read(fd, v, sizeof(v)) != sizeof(v))
+		return 0;
+	*running = v[1];
+	return v[0];
+}
+
+TEST(pause_without_buffer_inherited)
+{
+	struct perf_event_attr attr, flt = {
+		.size = sizeof(flt),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period = 1,
+		.read_format = PERF_FORMAT_TOTAL_TIME_RUNNING,
+		.disabled = 1,
+		.inherit = 1,
+		.aux_pause = 1,
+	};
+	int fd, mfd, anchor, round, faults = 0;
+	__u64 before = 0, running = 0, ran = 0;
+	struct fault_ctl *ctl;
+	struct sess s;
+	struct walk w;
+	pid_t pid = 0;
+	double end;
+
+	if (form_skip(INHERITED))
+		SKIP(return, "%s", form_skip(INHERITED));
+	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	ASSERT_EQ(0, pin_to(1));
+	anchor = anchor_open();
+	ASSERT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
+	ptsim_attr(&attr, 0);
+	attr.inherit = 1;
+	fd = perf_open(&attr, 0, 0, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	mfd = perf_open(&flt, 0, 0, fd);
+	ASSERT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	/* The leader alone: the member is enabled once the child spins. */
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	for (round = 0; round < 5 && faults < FAULT_PAGES; round++) {
+		ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+		pid = spawn_faulter(ctl, 0);
+		ASSERT_GT(pid, 0);
+		ASSERT_TRUE(wait_flag(&ctl->ready, 20000));
+		ASSERT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+			TH_LOG("no trace to begin with: %zu bytes", s.len);
+		ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_ENABLE, 0));
+		read_running(mfd, &ran);
+		ASSERT_TRUE(reschedule(pid));
+		/* Consumed meanwhile: a full area would disable the leader. */
+		for (end = now_ms() + 20000; now_ms() < end; sess_poll(&s, 1)) {
+			before = read_running(mfd, &running);
+			if (running > ran)
+				break;
+		}
+		ASSERT_LT(ran, running) TH_LOG("the child's member never ran");
+		sess_free(&s);
+		__atomic_store_n(&ctl->go, 1, __ATOMIC_RELEASE);
+		ASSERT_TRUE(wait_flag(&ctl->done, 20000));
+		ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_DISABLE, 0));
+		faults = read_running(mfd, &running) - before;
+		TH_LOG("round %d: %d faults counted without the buffer, want %d",
+		       round, faults, FAULT_PAGES);
+		if (faults < FAULT_PAGES)
+			EXPECT_TRUE(stop_burner(pid));
+	}
+	/* More faults may come: the child's first clock_gettime(), say. */
+	ASSERT_LE(FAULT_PAGES, faults)
+		TH_LOG("the child was switched out before it faulted, every round");
+
+	/* A new buffer, the child's group scheduled in again: it traces. */
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_TRUE(reschedule(pid));
+	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+		TH_LOG("%zu bytes of trace with the new buffer: the pause without a buffer counted",
+		       s.len);
+	EXPECT_TRUE(stop_burner(pid));
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	expect_clean(_metadata, &s, &w);
+	close(mfd);
+	close(fd);
+	close(anchor);
+	sess_free(&s);
+	munmap(ctl, sizeof(*ctl));
 }
 
 TEST_HARNESS_MAIN
