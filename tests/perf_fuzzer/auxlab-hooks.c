@@ -9,7 +9,11 @@
  *    mapped (an mmap() of a perf event at a non-zero offset is an AUX
  *    mapping: the fuzzer maps data areas at offset 0 only), printed at
  *    exit with the operations run as
- *      "auxlab-pf: ops=N ptsim_opens=N aux_maps=N data_maps=N"
+ *      "auxlab-pf: ops=N ptsim_opens=N aux_maps=N data_maps=N
+ *       fixed_refused=N"
+ *  - a guard: mmap() with MAP_FIXED over the fuzzer's own text, data,
+ *    heap, stack or vDSO is refused (EINVAL, counted as fixed_refused),
+ *    see __wrap_mmap();
  *  - the PMU bias (AUXLAB_PTSIM_PCT=<0..100> in the environment): the
  *    share of event types drawn that are forced to a sysfs PMU named
  *    ptsim*, through auxlab_pf_want_ptsim(), called by the lines our
@@ -25,6 +29,7 @@
  *    diagnosis back instead.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,7 +60,7 @@ int auxlab_pf_want_aux(unsigned int type);
 static int ptsim_types[MAX_PTSIM_TYPES];
 static int nr_ptsim_types;
 static int ptsim_pct;
-static long ptsim_opens, aux_maps, data_maps;
+static long ptsim_opens, aux_maps, data_maps, fixed_refused;
 
 static int read_pmu_type(const char *name)
 {
@@ -94,10 +99,74 @@ int __wrap_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return fd;
 }
 
+/* /proc/self/maps into @buf, NUL-terminated; false if it cannot be read. */
+static int read_maps(char *buf, size_t size)
+{
+	ssize_t len = 0, r;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	while (len < (ssize_t)size - 1 &&
+	       (r = read(fd, buf + len, size - 1 - len)) > 0)
+		len += r;
+	close(fd);
+	buf[len] = '\0';
+	return 1;
+}
+
+/*
+ * Whether [addr, addr + len) overlaps a mapping of the fuzzer's own that
+ * is not a perf mapping: its text, data, heap, stack, vDSO.
+ */
+static int fixed_hits_self(void *addr, size_t len)
+{
+	static char buf[65536];
+	unsigned long lo = (unsigned long)addr, hi;
+	long psz = sysconf(_SC_PAGESIZE);
+	char *p, *nl;
+
+	hi = lo + ((len + psz - 1) & ~(psz - 1));
+	if (hi <= lo || !read_maps(buf, sizeof(buf)))
+		return hi > lo;
+	for (p = buf; *p; p = nl + 1) {
+		unsigned long start, end;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(p, "%lx-%lx", &start, &end) == 2 &&
+		    lo < end && start < hi && !strstr(p, "[perf_event]"))
+			return 1;
+	}
+	return 0;
+}
+
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	void *p = __real_mmap(addr, len, prot, flags, fd, off);
+	void *p;
+
+	/*
+	 * The fuzzer draws MAP_FIXED with a random address now and then.
+	 * Over its own text or data that kills it: a perf mmap() that
+	 * fails after the old mappings were torn down leaves a hole (6.12
+	 * mmap_region(), "leaving a gap where the MAP_FIXED mapping
+	 * failed"), one that succeeds puts a perf buffer there; either way
+	 * the next instruction fetch or load faults (seen: SIGSEGV at the
+	 * fuzzer's own text, 2026-11-24).  Refuse those, counted; MAP_FIXED
+	 * over the fuzzer's perf mappings, or anywhere else, goes through.
+	 */
+	if ((flags & MAP_FIXED) && fixed_hits_self(addr, len)) {
+		fixed_refused++;
+		printf("auxlab-pf: refused MAP_FIXED at %p, %zu bytes, over the fuzzer's own memory (op %lld)\n",
+		       addr, len, stats.total_iterations);
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	p = __real_mmap(addr, len, prot, flags, fd, off);
 
 	if (p != MAP_FAILED && fd >= 0) {
 		if (off)
@@ -145,17 +214,9 @@ static void say_mapping(unsigned long addr)
 {
 	static char buf[65536];
 	char *p, *nl;
-	ssize_t len = 0, r;
-	int fd;
 
-	fd = open("/proc/self/maps", O_RDONLY);
-	if (fd < 0)
+	if (!read_maps(buf, sizeof(buf)))
 		return;
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += r;
-	close(fd);
-	buf[len] = '\0';
 	for (p = buf; *p; p = nl + 1) {
 		unsigned long start, end;
 
@@ -219,8 +280,9 @@ sighandler_t __wrap_signal(int sig, sighandler_t handler)
 
 static void summary(void)
 {
-	printf("auxlab-pf: ops=%lld ptsim_opens=%ld aux_maps=%ld data_maps=%ld\n",
-	       stats.total_iterations, ptsim_opens, aux_maps, data_maps);
+	printf("auxlab-pf: ops=%lld ptsim_opens=%ld aux_maps=%ld data_maps=%ld fixed_refused=%ld\n",
+	       stats.total_iterations, ptsim_opens, aux_maps, data_maps,
+	       fixed_refused);
 	fflush(stdout);
 }
 
@@ -237,6 +299,11 @@ __attribute__((constructor)) static void auxlab_pf_init(void)
 			ptsim_types[nr_ptsim_types++] = t;
 	}
 	ptsim_pct = pct ? atoi(pct) : 0;
+	/*
+	 * Line-buffered: the fuzzer forks children that inherit an unflushed
+	 * buffer, and its messages then reach the file out of order.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	install_fatal_handler(SIGBUS);
 	install_fatal_handler(SIGSEGV);
 	atexit(summary);
