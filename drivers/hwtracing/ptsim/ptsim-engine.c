@@ -83,7 +83,13 @@ u64 ptsim_user_ip(void)
 	 */
 	if (!current->mm || (data_race(current->flags) & PF_KTHREAD))
 		return 0;
-	return instruction_pointer(task_pt_regs(current));
+	/*
+	 * The interrupted task may be rewriting its user registers on this
+	 * CPU (emulate_vsyscall() moves ip to the return address, signal
+	 * delivery to the handler): a sample of where the task is, the old
+	 * IP or the new one, either right.
+	 */
+	return data_race(instruction_pointer(task_pt_regs(current)));
 }
 
 /*
