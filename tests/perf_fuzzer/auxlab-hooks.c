@@ -117,19 +117,15 @@ static int read_maps(char *buf, size_t size)
 }
 
 /*
- * Whether [addr, addr + len) overlaps a mapping of the fuzzer's own that
- * is not a perf mapping: its text, data, heap, stack, vDSO.
+ * The first line of @buf (from read_maps()) whose mapping overlaps
+ * [lo, hi), perf mappings left out if @skip_perf; NULL if none.  Cuts
+ * @buf into lines.
  */
-static int fixed_hits_self(void *addr, size_t len)
+static char *find_mapping(char *buf, unsigned long lo, unsigned long hi,
+			  int skip_perf)
 {
-	static char buf[65536];
-	unsigned long lo = (unsigned long)addr, hi;
-	long psz = sysconf(_SC_PAGESIZE);
 	char *p, *nl;
 
-	hi = lo + ((len + psz - 1) & ~(psz - 1));
-	if (hi <= lo || !read_maps(buf, sizeof(buf)))
-		return hi > lo;
 	for (p = buf; *p; p = nl + 1) {
 		unsigned long start, end;
 
@@ -138,10 +134,27 @@ static int fixed_hits_self(void *addr, size_t len)
 			break;
 		*nl = '\0';
 		if (sscanf(p, "%lx-%lx", &start, &end) == 2 &&
-		    lo < end && start < hi && !strstr(p, "[perf_event]"))
-			return 1;
+		    lo < end && start < hi &&
+		    !(skip_perf && strstr(p, "[perf_event]")))
+			return p;
 	}
-	return 0;
+	return NULL;
+}
+
+/*
+ * Whether [addr, addr + len) overlaps a mapping of the fuzzer's own that
+ * is not a perf mapping: its text, data, heap, stack, vDSO.
+ */
+static int fixed_hits_self(void *addr, size_t len)
+{
+	static char buf[65536];
+	unsigned long lo = (unsigned long)addr, hi;
+	long psz = sysconf(_SC_PAGESIZE);
+
+	hi = lo + ((len + psz - 1) & ~(psz - 1));
+	if (hi <= lo || !read_maps(buf, sizeof(buf)))
+		return hi > lo;
+	return !!find_mapping(buf, lo, hi, 1);
 }
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -153,15 +166,16 @@ void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	 * The fuzzer draws MAP_FIXED with a random address now and then.
 	 * Over its own text or data that kills it: a perf mmap() that
 	 * fails after the old mappings were torn down leaves a hole (6.12
-	 * mmap_region(), "leaving a gap where the MAP_FIXED mapping
-	 * failed"), one that succeeds puts a perf buffer there; either way
+	 * mm/vma.h, vms_abort_munmap_vmas(): "leaving a gap where the
+	 * MAP_FIXED mapping failed"), one that succeeds puts a perf buffer
+	 * there; either way
 	 * the next instruction fetch or load faults (seen: SIGSEGV at the
 	 * fuzzer's own text, 2026-11-24).  Refuse those, counted; MAP_FIXED
 	 * over the fuzzer's perf mappings, or anywhere else, goes through.
 	 */
 	if ((flags & MAP_FIXED) && fixed_hits_self(addr, len)) {
 		fixed_refused++;
-		printf("auxlab-pf: refused MAP_FIXED at %p, %zu bytes, over the fuzzer's own memory (op %lld)\n",
+		printf("auxlab-pf: refused MAP_FIXED at %p, %zu bytes, over itself (op %lld)\n",
 		       addr, len, stats.total_iterations);
 		errno = EINVAL;
 		return MAP_FAILED;
@@ -213,26 +227,18 @@ static void say(const char *s)
 static void say_mapping(unsigned long addr)
 {
 	static char buf[65536];
-	char *p, *nl;
+	char *p;
 
 	if (!read_maps(buf, sizeof(buf)))
 		return;
-	for (p = buf; *p; p = nl + 1) {
-		unsigned long start, end;
-
-		nl = strchr(p, '\n');
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sscanf(p, "%lx-%lx", &start, &end) == 2 &&
-		    addr >= start && addr < end) {
-			say("auxlab-pf: fatal: in mapping ");
-			say(p);
-			say("\n");
-			return;
-		}
+	p = find_mapping(buf, addr, addr + 1, 0);
+	if (!p) {
+		say("auxlab-pf: fatal: in no mapping\n");
+		return;
 	}
-	say("auxlab-pf: fatal: in no mapping\n");
+	say("auxlab-pf: fatal: in mapping ");
+	say(p);
+	say("\n");
 }
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc_)
