@@ -13,9 +13,6 @@
 #include <sys/resource.h>
 #include "../kselftest_harness.h"
 
-#define MLOCK_SYSCTL	"/proc/sys/kernel/perf_event_mlock_kb"
-#define PARANOID_SYSCTL	"/proc/sys/kernel/perf_event_paranoid"
-
 static struct perf_event_attr sw_attr(__u64 config, __u64 period)
 {
 	struct perf_event_attr attr = {

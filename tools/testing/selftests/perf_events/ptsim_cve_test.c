@@ -998,6 +998,290 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
 }
 
 /*
+ * An AUX member of an exclusive PMU, refused with EBUSY: its reference
+ * on the leader.
+ *
+ * ptsim is exclusive (PERF_PMU_CAP_EXCLUSIVE, as intel_pt is): one event
+ * per context, and per-task and per-CPU events never at once.  A second
+ * ptsim event opened into a ptsim leader's group with aux_sample_size,
+ * aux_pause or aux_resume takes a reference on the leader in
+ * perf_get_aux_event(), then fails the exclusive check with EBUSY.  The
+ * open must fail with EBUSY, and take nothing with it: once the leader
+ * is closed, no ptsim event is alive, and an event of the other kind
+ * (per-CPU after a per-task leader, per-task after a per-CPU one) opens.
+ * No fault injection, so it runs on every kernel; the per-task form is
+ * also run as nobody at perf_event_paranoid 2, since that is all it
+ * takes.
+ *
+ * Without patch 0019 the leader is never freed after its close(): the
+ * leak check reports "ptsim_events 0 -> 1" after the first open, and
+ * with it the PMU's exclusive count stays, so the per-CPU open that
+ * follows fails with EBUSY (after a per-task leader: until the next
+ * boot, for every user).
+ */
+enum member_kind { MEMBER_SAMPLER, MEMBER_PAUSE, MEMBER_RESUME, MEMBER_KINDS };
+
+static const char * const member_kind_name[] = {
+	"aux_sample_size", "aux_pause", "aux_resume",
+};
+
+static void exclusive_member_attr(struct perf_event_attr *attr,
+				  enum member_kind kind)
+{
+	ptsim_attr(attr, 0);
+	switch (kind) {
+	case MEMBER_SAMPLER:
+		attr->sample_type |= PERF_SAMPLE_AUX;
+		attr->aux_sample_size = 4096;
+		break;
+	case MEMBER_PAUSE:
+		attr->aux_pause = 1;
+		break;
+	default:
+		attr->aux_resume = 1;
+		break;
+	}
+}
+
+/*
+ * Open a ptsim leader (per-task if @cpu is -1, else on @cpu) and the
+ * @kind member into its group, close both; the member's errno, 0 if it
+ * opened, -1 if the leader did not.
+ */
+static int exclusive_member_open(enum member_kind kind, int cpu)
+{
+	struct perf_event_attr leader, member;
+	pid_t pid = cpu < 0 ? 0 : -1;
+	int fd, mfd, err;
+
+	ptsim_attr(&leader, 0);
+	exclusive_member_attr(&member, kind);
+	fd = perf_open(&leader, pid, cpu, -1);
+	if (fd < 0)
+		return -1;
+	mfd = perf_open(&member, pid, cpu, fd);
+	err = mfd < 0 ? errno : 0;
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	return err;
+}
+
+TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
+{
+	struct perf_event_attr other;
+	long old_paranoid;
+	char why[512];
+	struct acct now;
+	int kind, form, err, fd, p[2], status;
+	pid_t pid;
+
+	ptsim_attr(&other, 0);
+	for (form = 0; form < 2; form++) {
+		/* form 0: a per-task leader; form 1: a per-CPU one, on CPU 0. */
+		int cpu = form ? 0 : -1;
+
+		for (kind = 0; kind < MEMBER_KINDS; kind++) {
+			err = exclusive_member_open(kind, cpu);
+			ASSERT_LE(0, err) TH_LOG("ptsim leader: %s", strerror(errno));
+			EXPECT_EQ(EBUSY, err)
+				TH_LOG("%s member of a %s leader: %s",
+				       member_kind_name[kind],
+				       form ? "per-CPU" : "per-task",
+				       err ? strerror(err) : "opened");
+			EXPECT_EQ(0, acct_settle(&self->base, &now, why, sizeof(why)))
+				TH_LOG("%s member of a %s leader: leaked: %s",
+				       member_kind_name[kind],
+				       form ? "per-CPU" : "per-task", why);
+			/* The other kind of event: refused while a leader lives. */
+			fd = form ? perf_open(&other, 0, -1, -1) :
+				    perf_open(&other, -1, 0, -1);
+			EXPECT_LE(0, fd)
+				TH_LOG("a %s ptsim event after the %s member: %s",
+				       form ? "per-task" : "per-CPU",
+				       member_kind_name[kind], strerror(errno));
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+
+	/* The same as nobody, which may trace itself at paranoid 2. */
+	old_paranoid = read_long(PARANOID_SYSCTL);
+	ASSERT_NE(LONG_MIN, old_paranoid);
+	if (old_paranoid > 2 || old_paranoid < 0)
+		ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		if (setgid(65534) || setuid(65534))
+			err = -2;
+		else
+			err = exclusive_member_open(MEMBER_PAUSE, -1);
+		if (write(p[1], &err, sizeof(err)) != sizeof(err))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	close(p[1]);
+	err = -3;
+	EXPECT_EQ(sizeof(err), read(p[0], &err, sizeof(err)));
+	close(p[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+	ASSERT_NE(-2, err) TH_LOG("cannot become nobody");
+	ASSERT_NE(-1, err) TH_LOG("nobody cannot open a per-task ptsim event");
+	EXPECT_EQ(EBUSY, err)
+		TH_LOG("nobody's aux_pause member: %s",
+		       err ? strerror(err) : "opened");
+	fd = perf_open(&other, -1, 0, -1);
+	EXPECT_LE(0, fd)
+		TH_LOG("a per-CPU ptsim event after nobody's member: %s",
+		       strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * An AUX area mapped by another user than its buffer: charged to and
+ * uncharged from the user who maps it.
+ *
+ * Root opens a ptsim event and maps its data area (root is the buffer's
+ * user).  A child, as nobody (no CAP_IPC_LOCK, RLIMIT_MEMLOCK 0, so
+ * nothing may go to its VmPin), maps and unmaps the AUX area through the
+ * inherited descriptor, four times.  perf_event_mlock_kb gives each user
+ * room for one AUX area and not two, so nobody's maps succeed only if
+ * each munmap() gives nobody back what its mmap() took.  Afterwards
+ * root's own perf_mlock must be back where it was (the fixture's check).
+ *
+ * Without patch 0026, 6.12 charges the AUX pages to nobody (the mapping
+ * user) and uncharges them from root (rb->mmap_user): nobody's second
+ * mmap() fails with EPERM ("nobody mapped the AUX area 1 of 4 times"),
+ * and root's perf_mlock falls below its baseline.
+ */
+TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN), per_cpu, old_paranoid;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	__u64 aux_pages = 8;
+	int fd, p[2], status, mapped = -1;
+	pid_t pid;
+
+	/* One AUX area fits in a user's allowance, two do not. */
+	while (aux_pages < (__u64)ncpus)
+		aux_pages *= 2;
+	per_cpu = (aux_pages + ncpus - 1) / ncpus;
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, per_cpu * self->psz / 1024));
+	old_paranoid = read_long(PARANOID_SYSCTL);
+	ASSERT_NE(LONG_MIN, old_paranoid);
+	if (old_paranoid > 2 || old_paranoid < 0)
+		ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
+	pg = map_data(fd, self->psz, 1);
+	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
+	pg->aux_offset = 2 * self->psz;
+	pg->aux_size = aux_pages * self->psz;
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	if (!pid) {
+		struct rlimit none = { 0, 0 };
+		void *aux;
+
+		close(p[0]);
+		mapped = -2;
+		if (!setrlimit(RLIMIT_MEMLOCK, &none) && !setgid(65534) &&
+		    !setuid(65534)) {
+			for (mapped = 0; mapped < 4; mapped++) {
+				aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+				if (aux == MAP_FAILED)
+					break;
+				munmap(aux, pg->aux_size);
+			}
+			if (mapped < 4)
+				mapped = -100 - errno;
+		}
+		if (write(p[1], &mapped, sizeof(mapped)) != sizeof(mapped))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	close(p[1]);
+	EXPECT_EQ(sizeof(mapped), read(p[0], &mapped, sizeof(mapped)));
+	close(p[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+	ASSERT_NE(-2, mapped) TH_LOG("cannot become nobody");
+	EXPECT_EQ(4, mapped)
+		TH_LOG("nobody's AUX mmap() of %llu pages: %s", aux_pages,
+		       mapped <= -100 ? strerror(-100 - mapped) : "no result");
+	munmap(pg, 2 * self->psz);
+	close(fd);
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 0));
+	expect_baseline(_metadata, self);
+}
+
+/*
+ * A perf mapping that fork() copies after MADV_DOFORK: uncharged from
+ * the mm that was charged, whoever unmaps it last.
+ *
+ * perf_mmap() sets VM_DONTCOPY because pinned memory is accounted per
+ * mm, but MADV_DOFORK clears it.  Here this process maps a ptsim
+ * buffer's data and AUX areas (all to VmPin: the fixture's
+ * perf_event_mlock_kb is 0), marks one of them MADV_DOFORK, forks a
+ * child that holds the copy, unmaps both areas, and only then lets the
+ * child exit: the child's exit is the last munmap() of that area.  This
+ * process's VmPin must then be back at its baseline.
+ *
+ * Without patch 0027, 6.12 uncharges the mm of whoever unmaps last (the
+ * child's): this process keeps the pages in VmPin for as long as it
+ * lives ("leaked: vm_pin 0 -> 8" for the AUX area, "0 -> 2" for the
+ * data area), and under an RLIMIT_MEMLOCK that fits one buffer it can
+ * never map one again.
+ */
+TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
+{
+	static const char * const area_name[] = { "AUX", "data" };
+	struct perf_event_mmap_page *pg;
+	__u64 aux_pages = 8;
+	void *aux, *copied;
+	int fd, area, status;
+	pid_t pid;
+
+	for (area = 0; area < 2; area++) {
+		fd = open_on(0, -1);
+		ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
+		pg = map_data(fd, self->psz, 1);
+		ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
+		pg->aux_offset = 2 * self->psz;
+		pg->aux_size = aux_pages * self->psz;
+		aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+		ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX area: %s", strerror(errno));
+		copied = area ? (void *)pg : aux;
+		ASSERT_EQ(0, madvise(copied, area ? 2 * self->psz : pg->aux_size,
+				     MADV_DOFORK))
+			TH_LOG("MADV_DOFORK on the %s area: %s", area_name[area],
+			       strerror(errno));
+		pid = spawn_idle();
+		ASSERT_LT(0, pid);
+		self->kids[0] = pid;
+		munmap(aux, pg->aux_size);
+		munmap(pg, 2 * self->psz);
+		close(fd);
+		/* The child's exit unmaps the area last. */
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		self->kids[0] = 0;
+		expect_baseline(_metadata, self);
+	}
+}
+
+/*
  * The same for the inherited form: fork() of a task whose ptsim leader
  * and AUX sampler are inherited, with its 1st, 2nd, ... allocation
  * failed.  Each child copy of the sampler takes a reference on the

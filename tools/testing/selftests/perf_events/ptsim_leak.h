@@ -39,8 +39,6 @@
 #include <linux/capability.h>
 #include <sys/resource.h>
 
-#define MLOCK_SYSCTL	"/proc/sys/kernel/perf_event_mlock_kb"
-
 /*
  * Flags shared between threads and processes, and memory the kernel maps
  * (whose reads must really happen): atomics rather than volatile.

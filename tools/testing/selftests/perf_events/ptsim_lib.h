@@ -40,6 +40,8 @@
 #endif
 
 #define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
+#define MLOCK_SYSCTL	"/proc/sys/kernel/perf_event_mlock_kb"
+#define PARANOID_SYSCTL	"/proc/sys/kernel/perf_event_paranoid"
 #define PTSIM_REC	16	/* data record size */
 
 /*

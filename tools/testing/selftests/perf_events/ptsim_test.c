@@ -286,24 +286,21 @@ static __u64 read_count(int fd)
 }
 
 /*
- * A full buffer turns the event off: the one deliberate difference
- * between ours and 6.12 (README, "The AUX area"), asserted here for each
- * kernel, so that a change in either shows.
+ * A full buffer turns the event off at once (perf_event_disable_inatomic())
+ * on every CPU: the event's enabled time stops while its task still runs,
+ * and once the consumer has made room nothing more is written, however
+ * often the task is scheduled in, until the tool enables the event again.
  *
- *  - ours disables the event at once (perf_event_disable_inatomic(), the
- *    behaviour of mainline commit 1476b218327b) on every CPU: the event's
- *    enabled time stops while its task still runs, and once the consumer
- *    has made room nothing more is written, however often the task is
- *    scheduled in, until the tool enables the event again;
- *  - 6.12 only sets pending_disable to the CPU number, acted on at the
- *    next sched-out, so on CPU 0 (pending_disable == 0) never: there,
- *    once the consumer has made room, the next sched-in simply starts
- *    tracing again; on another CPU the sched-out turns the event off.
+ * 6.12 as released only set pending_disable to the CPU number, acted on
+ * at the next sched-out, so on CPU 0 (pending_disable == 0) never: there,
+ * once the consumer had made room, the next sched-in simply started
+ * tracing again ("CPU 0: a full buffer did not disable"), and on another
+ * CPU the enabled time went on until the sched-out ("CPU 1: still
+ * enabled after TRUNCATED").  Patch 0028 fixes it, as mainline's
+ * 1476b218327b did.
  *
- * Which kernel this is: ours has the rewrite's KUnit suite, perf_aux,
- * whose debugfs directory tests/manifest requires on ours only.  The
- * child is pinned to the CPU under test and the consumer to another; the
- * waits are for states (TRUNCATED, the enabled time standing still, a
+ * The child is pinned to the CPU under test and the consumer to another;
+ * the waits are for states (TRUNCATED, the enabled time standing still, a
  * number of the child's context switches), never for a time.
  */
 static int napping;
@@ -354,8 +351,7 @@ static __u64 time_enabled(int fd)
 	return t.enabled;
 }
 
-static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
-			   bool ours)
+static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 {
 	struct perf_event_attr attr, cs = {
 		.size = sizeof(cs),
@@ -398,19 +394,17 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 	ASSERT_GE(s.truncated, 1) TH_LOG("CPU %d: the buffer never filled", cpu);
 
 	/*
-	 * Ours: the enabled time stops while the child still burns, i.e.
-	 * it stands still over 2 ms of the child's task-clock.
+	 * The enabled time stops while the child still burns, i.e. it
+	 * stands still over 2 ms of the child's task-clock.
 	 */
-	if (ours) {
-		for (end = now_ms() + 20000; !frozen && now_ms() < end;) {
-			te = time_enabled(fd);
-			tc = read_count(clkfd);
-			while (read_count(clkfd) < tc + 2000000 && now_ms() < end)
-				usleep(500);
-			frozen = te && te == time_enabled(fd);
-		}
-		EXPECT_TRUE(frozen) TH_LOG("CPU %d: still enabled after TRUNCATED", cpu);
+	for (end = now_ms() + 20000; !frozen && now_ms() < end;) {
+		te = time_enabled(fd);
+		tc = read_count(clkfd);
+		while (read_count(clkfd) < tc + 2000000 && now_ms() < end)
+			usleep(500);
+		frozen = te && te == time_enabled(fd);
 	}
+	EXPECT_TRUE(frozen) TH_LOG("CPU %d: still enabled after TRUNCATED", cpu);
 
 	/* Make room, have the child scheduled out and in many times. */
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
@@ -425,15 +419,12 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 		usleep(1000);
 	}
 	resumed = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE) != head;
-	TH_LOG("CPU %d (%s): truncated=%lu switches %llu -> %llu, tracing %s without ENABLE",
-	       cpu, ours ? "ours" : "6.12", s.truncated,
+	TH_LOG("CPU %d: truncated=%lu switches %llu -> %llu, tracing %s without ENABLE",
+	       cpu, s.truncated,
 	       (unsigned long long)cs0, (unsigned long long)n,
 	       resumed ? "resumed" : "stayed off");
 	EXPECT_TRUE(resumed || n >= cs0 + 50) TH_LOG("the child was not scheduled");
-	/* Only 6.12 on CPU 0 traces again without ENABLE. */
-	EXPECT_EQ(!ours && !cpu, resumed)
-		TH_LOG("CPU %d: %s", cpu, resumed ? "a full buffer did not disable" :
-		       "6.12's CPU 0 case changed");
+	EXPECT_FALSE(resumed) TH_LOG("CPU %d: a full buffer did not disable", cpu);
 
 	/* ENABLE, as a tool does after TRUNCATED: tracing goes on. */
 	sess_read_records(&s);
@@ -454,14 +445,12 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu,
 
 TEST(full_buffer_disables)
 {
-	bool ours = !access("/sys/kernel/debug/kunit/perf_aux", F_OK);
-
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs 2 CPUs");
-	full_buffer_on(_metadata, 0, ours);
-	full_buffer_on(_metadata, 1, ours);
+	full_buffer_on(_metadata, 0);
+	full_buffer_on(_metadata, 1);
 }
 
 /*
