@@ -85,7 +85,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 		*) plan_err "expected files:, patches: or a blank line" ;;
 		esac ;;
 	body)
-		[ ${#line} -le $WRAP ] || plan_err "body line longer than $WRAP columns"
+		# Trailers (Fixes:, Link:, ...) are never wrapped.
+		[[ ${#line} -le $WRAP || $line =~ ^(Fixes|Link|Closes):\  ]] ||
+			plan_err "body line longer than $WRAP columns"
 		body[i]+=$line$'\n' ;;
 	esac
 done <"$PLAN"
