@@ -1165,7 +1165,7 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN), per_cpu, old_paranoid;
 	struct perf_event_mmap_page *pg;
 	struct perf_event_attr attr;
-	__u64 aux_pages = 8;
+	__u64 aux_pages = 8, aux_off, aux_size;
 	int fd, p[2], status, mapped = -1;
 	pid_t pid;
 
@@ -1184,8 +1184,10 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 	ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
 	pg = map_data(fd, self->psz, 1);
 	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
-	pg->aux_offset = 2 * self->psz;
-	pg->aux_size = aux_pages * self->psz;
+	aux_off = 2 * self->psz;
+	aux_size = aux_pages * self->psz;
+	pg->aux_offset = aux_off;
+	pg->aux_size = aux_size;
 
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
@@ -1193,15 +1195,16 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 		struct rlimit none = { 0, 0 };
 		void *aux;
 
+		/* The data area is not copied (VM_DONTCOPY): pg is not here. */
 		close(p[0]);
 		mapped = -2;
 		if (!setrlimit(RLIMIT_MEMLOCK, &none) && !setgid(65534) &&
 		    !setuid(65534)) {
 			for (mapped = 0; mapped < 4; mapped++) {
-				aux = map_aux(fd, pg->aux_offset, pg->aux_size);
+				aux = map_aux(fd, aux_off, aux_size);
 				if (aux == MAP_FAILED)
 					break;
-				munmap(aux, pg->aux_size);
+				munmap(aux, aux_size);
 			}
 			if (mapped < 4)
 				mapped = -100 - errno;
