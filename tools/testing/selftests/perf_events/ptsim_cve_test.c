@@ -1017,7 +1017,11 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
  * leak check reports "ptsim_events 0 -> 1" after the first open, and
  * with it the PMU's exclusive count stays, so the per-CPU open that
  * follows fails with EBUSY (after a per-task leader: until the next
- * boot, for every user).
+ * boot, for every user).  Seen 2026-11-25 on the upstream kernel with
+ * 0019 reverted: "ptsim_events 0 -> 1", "-> 2", "-> 3" for the three
+ * kinds, each followed by "a per-CPU ptsim event after the ... member:
+ * Device or resource busy", then the per-CPU leader itself EBUSY; a
+ * second run in the same boot started from 3 and left 6.
  */
 enum member_kind { MEMBER_SAMPLER, MEMBER_PAUSE, MEMBER_RESUME, MEMBER_KINDS };
 
@@ -1157,8 +1161,10 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
  *
  * Without patch 0026, 6.12 charges the AUX pages to nobody (the mapping
  * user) and uncharges them from root (rb->mmap_user): nobody's second
- * mmap() fails with EPERM ("nobody mapped the AUX area 1 of 4 times"),
- * and root's perf_mlock falls below its baseline.
+ * mmap() fails ("nobody's AUX mmap() of 8 pages: Operation not
+ * permitted"), and root's perf_mlock no longer reads as before ("leaked:
+ * perf_mlock 0 -> 512"; seen 2026-11-25 on the upstream kernel with
+ * 0019 and 0026-0028 reverted).
  */
 TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 {
@@ -1243,9 +1249,11 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
  *
  * Without patch 0027, 6.12 uncharges the mm of whoever unmaps last (the
  * child's): this process keeps the pages in VmPin for as long as it
- * lives ("leaked: vm_pin 0 -> 8" for the AUX area, "0 -> 2" for the
- * data area), and under an RLIMIT_MEMLOCK that fits one buffer it can
- * never map one again.
+ * lives, and under an RLIMIT_MEMLOCK that fits one buffer it can never
+ * map one again.  Seen 2026-11-25 on the upstream kernel with 0019 and
+ * 0026-0028 reverted: "leaked: vm_pin 0 -> 10" after the AUX round (its
+ * 8 pages, and the data area's 2: the child's copy held the buffer's
+ * last mapping too), "0 -> 12" after the data round.
  */
 TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 {
