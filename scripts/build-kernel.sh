@@ -52,17 +52,17 @@ base)
 	mkdir -p "$O"
 	# The fragment, rewritten only when its content changes (its mtime
 	# decides whether the .config is regenerated).
-	known=$(find "$src" -name 'Kconfig*' -not -path '*/.git/*' -print0 |
-		xargs -0 sed -n 's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/\2/p' |
-		sort -u)
-	awk -v known="$known" '
-		BEGIN { n = split(known, k, "\n"); for (i = 1; i <= n; i++) def["CONFIG_" k[i]] = 1 }
+	find "$src" -name 'Kconfig*' -not -path '*/.git/*' -print0 |
+		xargs -0 sed -n 's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/CONFIG_\2/p' |
+		sort -u >"$O/base.known"
+	awk '
+		FNR == NR { def[$0] = 1; next }
 		/^CONFIG_/ { o = $0; sub(/=.*/, "", o) }
 		/^# CONFIG_.* is not set$/ { o = $2 }
 		/^CONFIG_/ || /^# CONFIG_.* is not set$/ {
 			if (!(o in def)) { print o > "/dev/stderr"; next }
 		}
-		{ print }' "$TOP/configs/qemu.config" >"$O/base.config.new" 2>"$O/base.dropped"
+		{ print }' "$O/base.known" "$TOP/configs/qemu.config" >"$O/base.config.new" 2>"$O/base.dropped"
 	if cmp -s "$O/base.config.new" "$O/base.config"; then rm -f "$O/base.config.new"; else mv "$O/base.config.new" "$O/base.config"; fi
 	[ ! -s "$O/base.dropped" ] ||
 		info "config[base]: left out, not defined in this tree: $(tr '\n' ' ' <"$O/base.dropped")"

@@ -93,7 +93,14 @@ while IFS= read -r line || [ -n "$line" ]; do
 		'patches: '*) ppats[i]+=" ${line#patches: }" ;;
 		'fix: '*)
 			[[ ${line#fix: } =~ [^[:space:]] ]] || plan_err "fix: needs a text (what it fixes, how it was found)"
-			fix[i]+="${fix[i]:+ }${line#fix: }" ;;
+			# Joined as fmt(1) reads it: two blanks after a
+			# sentence.
+			case ${fix[i]} in
+			'') ;;
+			*[.?!]) fix[i]+='  ' ;;
+			*) fix[i]+=' ' ;;
+			esac
+			fix[i]+=${line#fix: } ;;
 		'') state=body ;;
 		*) plan_err "expected files:, patches:, fix: or a blank line" ;;
 		esac ;;
