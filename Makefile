@@ -46,6 +46,9 @@
 #   make series-check   git am out/series/ on a fresh extract of the base,
 #                       then build the kernel and the perf_events selftests
 #   make bisect-check   the same, building every step of the series
+#   make fixes          the fixes to upstream code (the plan's fix: commits)
+#                       as their own series into out/fixes/, then
+#                       checkpatch, git am on a fresh base and a kernel build
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
@@ -54,7 +57,7 @@ export VARIANTS
 
 .PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check fuzz profile coverage kernel-cov kernel-cov-upstream
+	bisect-check fixes fuzz profile coverage kernel-cov kernel-cov-upstream
 
 all: run
 
@@ -140,6 +143,9 @@ series-check: series
 
 bisect-check: series
 	@$(S)/series-check.sh --bisect
+
+fixes: tree
+	@$(S)/fixes.sh
 
 clean:
 	rm -rf build/obj build/upstream/obj build/guest build/host build/initramfs* out

@@ -43,7 +43,9 @@ export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-auxlab}
 export GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-auxlab@localhost}
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 # Fixed dates: identical inputs give identical commit ids, which is how a
-# re-assembly with nothing changed is recognised as a no-op.
+# re-assembly with nothing changed is recognised as a no-op.  These build
+# commits are never sent: the mails of make series and make fixes carry
+# the sender's identity and the export time (make-series.sh).
 export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
 
 idx=$BUILD/assemble.index

@@ -11,6 +11,10 @@
 #   build-kernel.sh upstream  the upstream tree ($UTREE: everything of ours
 #                             but the AUX rewrite): tinyconfig +
 #                             configs/qemu.config
+#   build-kernel.sh base      a tree without the series (make fixes: the
+#                             base and the fixes): tinyconfig +
+#                             configs/qemu.config less the options that no
+#                             Kconfig file of the tree defines (ptsim's)
 #   build-kernel.sh cov       make coverage's (scripts/coverage.sh): qemu
 #   build-kernel.sh cov-upstream  and upstream + configs/coverage.config,
 #                             gcov on the objects named in gcov_objs below
@@ -24,7 +28,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-kernel.sh qemu|debug|kcsan|upstream}
+variant=${1:?usage: build-kernel.sh qemu|debug|kcsan|upstream|base|cov|cov-upstream}
 frags=("$TOP/configs/qemu.config")
 ours_frags() {	# the config fragments patches/rewrite keeps for ours
 	local f
@@ -42,6 +46,27 @@ upstream)
 	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
 	mkdir -p "$O" "$BUILD/obj"
 	ln -sfn ../upstream/obj/qemu "$BUILD/obj/upstream"
+	;;
+base)
+	src=$TREE O=$BUILD/obj/base
+	mkdir -p "$O"
+	# The fragment, rewritten only when its content changes (its mtime
+	# decides whether the .config is regenerated).
+	find "$src" -name 'Kconfig*' -not -path '*/.git/*' -print0 |
+		xargs -0 sed -n 's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/CONFIG_\2/p' |
+		sort -u >"$O/base.known"
+	awk '
+		FNR == NR { def[$0] = 1; next }
+		/^CONFIG_/ { o = $0; sub(/=.*/, "", o) }
+		/^# CONFIG_.* is not set$/ { o = $2 }
+		/^CONFIG_/ || /^# CONFIG_.* is not set$/ {
+			if (!(o in def)) { print o > "/dev/stderr"; next }
+		}
+		{ print }' "$O/base.known" "$TOP/configs/qemu.config" >"$O/base.config.new" 2>"$O/base.dropped"
+	if cmp -s "$O/base.config.new" "$O/base.config"; then rm -f "$O/base.config.new"; else mv "$O/base.config.new" "$O/base.config"; fi
+	[ ! -s "$O/base.dropped" ] ||
+		info "config[base]: left out, not defined in this tree: $(tr '\n' ' ' <"$O/base.dropped")"
+	frags=("$O/base.config")
 	;;
 cov) src=$TREE O=$BUILD/obj/cov; ours_frags; frags+=("$TOP/configs/coverage.config") ;;
 cov-upstream)

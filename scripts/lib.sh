@@ -56,7 +56,9 @@ die() { printf '[%s] ERROR: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
 # extract_base DEB DEST PKG VERSION: unpack the kernel source of the Debian
 # package DEB into DEST (emptied first) and record it as one git commit on
 # branch "pristine", with a fixed identity and date, so that the same
-# package gives the same commit id wherever it is extracted.  Used by
+# package gives the same commit id wherever it is extracted.  (This commit
+# is never sent: the series' mails carry the sender's identity, see
+# sender_identity.)  Used by
 # fetch-base.sh for the build tree and by series-check.sh for the fresh
 # extract the series is applied to.
 extract_base() {
@@ -81,6 +83,33 @@ extract_base() {
 		GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
 			git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $version"
 	)
+}
+
+# sender_identity REPO: set SENDER_NAME and SENDER_EMAIL to the identity
+# the exported series is sent as: GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL if
+# set, else user.name / user.email of REPO's git configuration (local,
+# global or system).  Fails, saying how to set it, if either is missing.
+# Only mail that leaves the project carries it (make-series.sh); the
+# internal commits (extract_base, assemble.sh, series-check.sh's git am)
+# use a fixed identity of their own.
+sender_identity() {
+	SENDER_NAME=${GIT_AUTHOR_NAME:-$(git -C "$1" config user.name || true)}
+	SENDER_EMAIL=${GIT_AUTHOR_EMAIL:-$(git -C "$1" config user.email || true)}
+	if [ -z "$SENDER_NAME" ] || [ -z "$SENDER_EMAIL" ]; then
+		echo "no sender identity (name: '${SENDER_NAME}', email: '${SENDER_EMAIL}'):" \
+			"set user.name and user.email (git config in $1, or --global)," \
+			"or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL" >&2
+		return 1
+	fi
+}
+
+# series_trees REPO RANGE: one line that names the content of the commits
+# of RANGE, oldest first: the sha256 of their tree ids.  Two exports of the
+# same work have it in common, whatever their identities and dates, and so
+# does the same series applied elsewhere with git am; series-check.sh
+# records it and make-series.sh looks it up.
+series_trees() {
+	git -C "$1" log --reverse --format=%T "$2" | sha256sum | cut -d' ' -f1
 }
 
 # apply_entry DIR NAME [GIT-APPLY-OPTION...]: apply one entry of

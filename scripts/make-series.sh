@@ -15,27 +15,125 @@
 # Commits are made with a private index (read-tree / add / apply --cached /
 # commit-tree) like assemble.sh does, so the auxlab checkout that the
 # kernel builds use is never touched; "series" is never checked out.
-# Identity and dates are fixed, so the same inputs give the same commit
-# ids on every machine (series-check.sh relies on that).
+#
+# The commits, and so the mails, carry the sender's identity: author,
+# committer and Signed-off-by are GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL if
+# set, else user.name / user.email of this repository's git config; the
+# export fails if there is neither.  Dates are the export time, one second
+# apart (the cover letter first), so that mail clients keep the order.
+# Commit ids therefore differ from one export to the next: what stays is
+# the tree of each commit, which series-check.sh records and compares
+# (series_trees in lib.sh).
+#
+# Fixes: the plan's commits with a "fix:" header line fix upstream code
+# and stand on their own.  They must come first in the plan (an error
+# otherwise), so they are the first commits of the series, on the base
+# alone; branch "fixes" points at the last of them.  With --fixes, they
+# are exported instead as a series of their own, with the plan's
+# fixes-cover: letter, into $OUT/fixes/ (make fixes, scripts/fixes.sh).
 #
 # Usage: make-series.sh            (needs the assembled tree: make tree)
+#        make-series.sh --fixes    export the fixes into $OUT/fixes/
 #        PLAN=file make-series.sh  use another plan (tests)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+fixes=0
+case ${1:-} in
+--fixes) fixes=1 ;;
+'') ;;
+*) die "usage: make-series.sh [--fixes]" ;;
+esac
 PLAN=$(realpath -m "${PLAN:-$TOP/patches/series-plan}")
 SERIES_DIR=$TOP/patches
-DEST=$OUT/series
-NAME='Seed 436f2ba4 maintainers'
-EMAIL='maintainers@users.noreply.a-seed-436f2ba4.example'
-# The first commit's date; each further commit is one minute later, so mail
-# clients list them in order and ids stay reproducible.
-EPOCH=$(date -u -d '2026-01-01T00:00:00Z' +%s)
+if [ $fixes -eq 1 ]; then DEST=$OUT/fixes; else DEST=$OUT/series; fi
 WRAP=72
 
 [ -f "$PLAN" ] || die "no plan: $PLAN"
 # A failed run must not leave an older export behind looking current.
 rm -rf "$DEST"
+
+# -- parse the plan -----------------------------------------------------------
+n=0                     # number of commit entries
+subj=() fpats=() ppats=() body=() fix=()
+cover_subj='' cover_body='' fcover_subj='' fcover_body=''
+state=top lineno=0
+plan_err() { die "$PLAN:$lineno: $*"; }
+while IFS= read -r line || [ -n "$line" ]; do
+	lineno=$((lineno + 1))
+	case $line in '#'*) continue ;; esac
+	case $line in
+	'cover: '* | 'fixes-cover: '*)
+		[ $n -eq 0 ] || plan_err "${line%%:*}: must come before the first commit:"
+		if [ "${line%%:*}" = cover ]; then
+			cover_subj=${line#cover: }
+			state=cover
+		else
+			fcover_subj=${line#fixes-cover: }
+			state=fcover
+		fi
+		continue ;;
+	'commit: '*)
+		subj[n]=${line#commit: } fpats[n]='' ppats[n]='' body[n]='' fix[n]=''
+		n=$((n + 1))
+		state=header
+		continue ;;
+	esac
+	i=$((n - 1))
+	case $state in
+	top)
+		[ -z "$line" ] || plan_err "text outside a cover: or commit: stanza" ;;
+	cover)
+		cover_body+=$line$'\n' ;;
+	fcover)
+		fcover_body+=$line$'\n' ;;
+	header)
+		case $line in
+		'files: '*) fpats[i]+=" ${line#files: }" ;;
+		'patches: '*) ppats[i]+=" ${line#patches: }" ;;
+		'fix: '*)
+			[[ ${line#fix: } =~ [^[:space:]] ]] || plan_err "fix: needs a text (what it fixes, how it was found)"
+			# Joined as fmt(1) reads it: two blanks after a
+			# sentence.
+			case ${fix[i]} in
+			'') ;;
+			*[.?!]) fix[i]+='  ' ;;
+			*) fix[i]+=' ' ;;
+			esac
+			fix[i]+=${line#fix: } ;;
+		'') state=body ;;
+		*) plan_err "expected files:, patches:, fix: or a blank line" ;;
+		esac ;;
+	body)
+		# Trailers (Fixes:, Link:, ...) are never wrapped.
+		[[ ${#line} -le $WRAP || $line =~ ^(Fixes|Link|Closes):\  ]] ||
+			plan_err "body line longer than $WRAP columns"
+		body[i]+=$line$'\n' ;;
+	esac
+done <"$PLAN"
+[ "$n" -gt 0 ] || die "$PLAN has no commit: entries"
+[ -n "$cover_subj" ] || die "$PLAN has no cover: stanza"
+# Fixes first: a fix after a feature commit would neither reach the
+# maintainers first in the main series nor be tested on the base alone.
+nfix=0 plain=''
+for ((i = 0; i < n; i++)); do
+	if [ -z "${fix[i]}" ]; then
+		[ -n "$plain" ] || plain=${subj[i]}
+		continue
+	fi
+	nfix=$((nfix + 1))
+	[ -z "$plain" ] || die "$PLAN: the fix: commit \"${subj[i]}\" comes after \"$plain\", which is not a fix; the fixes must come first (move it up, or delete its fix: line and move it below the last fix)"
+done
+if [ $fixes -eq 1 ]; then
+	[ -n "$fcover_subj" ] || die "$PLAN has no fixes-cover: stanza"
+	[ $nfix -gt 0 ] || die "$PLAN declares no fix: commits"
+fi
+
+# -- the sender ---------------------------------------------------------------
+# Author, committer and Signed-off-by of every exported commit (see top).
+sender_identity "$TOP" || die "no sender identity to sign the series with (above)"
+NAME=$SENDER_NAME EMAIL=$SENDER_EMAIL
+
 git -C "$TREE" rev-parse -q --verify refs/heads/auxlab >/dev/null ||
 	die "no auxlab branch in $TREE; run make tree"
 
@@ -49,50 +147,6 @@ read -r -a overlay_dirs <<<"$dirs_line"
 mapfile -t overlay < <(cd "$TOP" && git ls-files --cached --others --exclude-standard \
 	-- "${overlay_dirs[@]}" | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true)
-
-# -- parse the plan -----------------------------------------------------------
-n=0                     # number of commit entries
-subj=() fpats=() ppats=() body=()
-cover_subj='' cover_body=''
-state=top lineno=0
-plan_err() { die "$PLAN:$lineno: $*"; }
-while IFS= read -r line || [ -n "$line" ]; do
-	lineno=$((lineno + 1))
-	case $line in '#'*) continue ;; esac
-	case $line in
-	'cover: '*)
-		[ $state = top ] || plan_err "cover: must come before the first commit:"
-		cover_subj=${line#cover: }
-		state=cover
-		continue ;;
-	'commit: '*)
-		subj[n]=${line#commit: } fpats[n]='' ppats[n]='' body[n]=''
-		n=$((n + 1))
-		state=header
-		continue ;;
-	esac
-	i=$((n - 1))
-	case $state in
-	top)
-		[ -z "$line" ] || plan_err "text outside a cover: or commit: stanza" ;;
-	cover)
-		cover_body+=$line$'\n' ;;
-	header)
-		case $line in
-		'files: '*) fpats[i]+=" ${line#files: }" ;;
-		'patches: '*) ppats[i]+=" ${line#patches: }" ;;
-		'') state=body ;;
-		*) plan_err "expected files:, patches: or a blank line" ;;
-		esac ;;
-	body)
-		# Trailers (Fixes:, Link:, ...) are never wrapped.
-		[[ ${#line} -le $WRAP || $line =~ ^(Fixes|Link|Closes):\  ]] ||
-			plan_err "body line longer than $WRAP columns"
-		body[i]+=$line$'\n' ;;
-	esac
-done <"$PLAN"
-[ "$n" -gt 0 ] || die "$PLAN has no commit: entries"
-[ -n "$cover_subj" ] || die "$PLAN has no cover: stanza"
 
 # -- claims ------------------------------------------------------------------
 # match NAME PATTERN: a trailing "/" is a directory prefix, anything else a
@@ -149,11 +203,15 @@ export GIT_AUTHOR_NAME=$NAME GIT_AUTHOR_EMAIL=$EMAIL
 export GIT_COMMITTER_NAME=$NAME GIT_COMMITTER_EMAIL=$EMAIL
 idx=$BUILD/series.index
 msg=$BUILD/series.msg
-trap 'rm -f "$idx" "$idx.lock" "$idx.check" "$idx.check.lock" "$msg"' EXIT
+blurb=$BUILD/series.blurb
+trap 'rm -f "$idx" "$idx.lock" "$idx.check" "$idx.check.lock" "$msg" "$blurb" "$blurb".*' EXIT
 export GIT_INDEX_FILE=$idx
 git read-tree base
 tip=$(git rev-parse "base^{commit}")
-made=0
+made=0 fixes_tip=''
+# The export time: the cover letter is dated T0, the k-th commit T0 + k
+# seconds, so that the last is not later than now.
+T0=$(($(date +%s) - n - 1))
 for ((i = 0; i < n; i++)); do
 	files=() pl=()
 	for f in "${overlay[@]}"; do
@@ -187,7 +245,7 @@ for ((i = 0; i < n; i++)); do
 		printf '%s' "${body[i]}" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}'
 		printf '\nSigned-off-by: %s <%s>\n' "$NAME" "$EMAIL"
 	} >"$msg"
-	d=$(date -u -d "@$((EPOCH + made * 60))" +%Y-%m-%dT%H:%M:%SZ)
+	d=$(date -u -d "@$((T0 + made + 1))" +%Y-%m-%dT%H:%M:%SZ)
 	prev=$tip
 	tip=$(GIT_AUTHOR_DATE=$d GIT_COMMITTER_DATE=$d git commit-tree "$t" -p "$tip" -F "$msg")
 	# The overlay files are copied, not applied, so nothing has checked
@@ -205,10 +263,18 @@ for ((i = 0; i < n; i++)); do
 		die "plan: \"${subj[i]}\" has whitespace errors that git am would warn about (above); fix the files"
 	fi
 	made=$((made + 1))
-	info "$(printf '%2d' "$made") ${subj[i]} (${#files[@]} files, ${#pl[@]} patches)"
+	if [ -n "${fix[i]}" ]; then fixes_tip=$tip; fi
+	info "$(printf '%2d' "$made") ${fix[i]:+fix: }${subj[i]} (${#files[@]} files, ${#pl[@]} patches)"
 done
 unset GIT_INDEX_FILE
 git update-ref refs/heads/series "$tip"
+# The fixes are the first commits (checked above), on the base alone.
+if [ -n "$fixes_tip" ]; then
+	git update-ref refs/heads/fixes "$fixes_tip"
+else
+	git update-ref -d refs/heads/fixes 2>/dev/null || true
+	[ $fixes -eq 0 ] || die "no fix: commit has content yet"
+fi
 
 # The series must be the same work as what we build and test, byte for byte.
 if ! git diff --quiet auxlab series; then
@@ -242,11 +308,12 @@ PY
 	else
 		echo "No test results recorded yet (make check has not been run)."
 	fi
-	# series-check.sh records what it proved for one series tip; the ids
-	# are reproducible, so a record for this tip is a record for this
-	# series.  A bisect-check proves everything a series-check does.
+	# series-check.sh records what it proved for a series by the trees
+	# of its commits (commit ids change with every export's dates), so a
+	# record with this series' trees is a record for this series.  A
+	# bisect-check proves everything a series-check does.
 	for sc in "$OUT/bisect-check.txt" "$OUT/series-check.txt"; do
-		if [ -f "$sc" ] && [ "$(sed -n 's/^series=//p' "$sc")" = "$(git rev-parse series)" ]; then
+		if [ -f "$sc" ] && [ "$(sed -n 's/^trees=//p' "$sc")" = "$(series_trees . base..series)" ]; then
 			echo
 			sed -n 's/^text=//p' "$sc" | fmt -w $WRAP
 			break
@@ -277,28 +344,57 @@ PY
 	fi
 }
 
-mkdir -p "$DEST"
-git format-patch -q --cover-letter --base=base -o "$DEST" base..series >/dev/null
-cover=$(find "$DEST" -name '0000-cover-letter.patch')
-[ -n "$cover" ] || die "git format-patch wrote no cover letter"
-blurb=$BUILD/series.blurb
-trap 'rm -f "$idx" "$idx.lock" "$idx.check" "$idx.check.lock" "$msg" "$blurb"*' EXIT
-# Called directly, not in $(...), so that set -e stops on their failures.
-tests_text >"$blurb.tests"
-bench_text >"$blurb.bench"
-tests=$(cat "$blurb.tests")
-bench=$(cat "$blurb.bench")
-# Fill in the body: trim blank lines at both ends, then the placeholders.
-printf '%s' "$cover_body" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}' |
-	awk -v tests="$tests" -v bench="$bench" \
-		'$0 == "@TESTS@" { print tests; next } $0 == "@BENCH@" { print bench; next } { print }' >"$blurb"
-# format-patch dates the cover letter "now"; the tip's date keeps the
-# export reproducible.
-awk -v subj="$cover_subj" -v blurb="$blurb" -v date="$(git log -1 --format=%aD series)" '
-	!seen_date && /^Date: / { print "Date: " date; seen_date = 1; next }
-	(i = index($0, "*** SUBJECT HERE ***")) { print substr($0, 1, i - 1) subj; next }
-	$0 == "*** BLURB HERE ***" { while ((getline l < blurb) > 0) print l; next }
-	{ print }' "$cover" >"$cover.new"
-mv "$cover.new" "$cover"
-grep -q '\*\*\*' "$cover" && die "cover letter still has a *** placeholder ***"
-info "exported $(find "$DEST" -name '*.patch' | wc -l) files to $DEST (cover letter: ${cover#"$TOP"/})"
+# fixes_text: the fixes, one paragraph each: the subject, then the plan's
+# fix: text (what it fixes, how it was found), indented.
+fixes_text() {
+	local i k=0
+	for ((i = 0; i < n; i++)); do
+		[ -n "${fix[i]}" ] || continue
+		k=$((k + 1))
+		[ $k -eq 1 ] || echo
+		printf '%d. %s\n' $k "${subj[i]}" | fmt -w $WRAP
+		printf '%s\n' "${fix[i]}" | fmt -w $((WRAP - 3)) | sed 's/^/   /'
+	done
+}
+
+# export_series RANGE SUBJECT BODY: git format-patch RANGE with a cover
+# letter into $DEST; the cover letter gets SUBJECT and BODY, in which the
+# placeholder lines @TESTS@, @BENCH@ and @FIXES@ are filled in.
+export_series() {
+	local range=$1 subject=$2 body=$3 cover
+	mkdir -p "$DEST"
+	git format-patch -q --cover-letter --base=base -o "$DEST" "$range" >/dev/null
+	cover=$(find "$DEST" -name '0000-cover-letter.patch')
+	[ -n "$cover" ] || die "git format-patch wrote no cover letter"
+	# Called directly, not in $(...), so that set -e stops on their
+	# failures; only the placeholders the body has.
+	: >"$blurb.tests"; : >"$blurb.bench"; : >"$blurb.fixes"
+	if grep -qx '@TESTS@' <<<"$body"; then tests_text >"$blurb.tests"; fi
+	if grep -qx '@BENCH@' <<<"$body"; then bench_text >"$blurb.bench"; fi
+	if grep -qx '@FIXES@' <<<"$body"; then fixes_text >"$blurb.fixes"; fi
+	# Fill in the body: trim blank lines at both ends, then the
+	# placeholders.
+	printf '%s' "$body" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}' |
+		awk -v t="$blurb.tests" -v b="$blurb.bench" -v f="$blurb.fixes" '
+			function put(file,  l) { while ((getline l < file) > 0) print l; close(file) }
+			$0 == "@TESTS@" { put(t); next }
+			$0 == "@BENCH@" { put(b); next }
+			$0 == "@FIXES@" { put(f); next }
+			{ print }' >"$blurb"
+	# format-patch dates the cover letter "now"; T0 puts it one second
+	# before the first patch, so that it is listed first.
+	awk -v subj="$subject" -v blurb="$blurb" -v date="$(date -u -R -d "@$T0")" '
+		!seen_date && /^Date: / { print "Date: " date; seen_date = 1; next }
+		(i = index($0, "*** SUBJECT HERE ***")) { print substr($0, 1, i - 1) subj; next }
+		$0 == "*** BLURB HERE ***" { while ((getline l < blurb) > 0) print l; next }
+		{ print }' "$cover" >"$cover.new"
+	mv "$cover.new" "$cover"
+	if grep -q '\*\*\*' "$cover"; then die "cover letter still has a *** placeholder ***"; fi
+	info "exported $(find "$DEST" -name '*.patch' | wc -l) files to $DEST (cover letter: ${cover#"$TOP"/})"
+}
+
+if [ $fixes -eq 1 ]; then
+	export_series base..fixes "$fcover_subj" "$fcover_body"
+else
+	export_series base..series "$cover_subj" "$cover_body"
+fi

@@ -8,7 +8,9 @@
 #      commit tagged "base" in $TREE (same package, same bytes);
 #   2. git am $OUT/series/*.patch must apply every patch cleanly: no
 #      whitespace warnings, no fuzz, no offsets, nothing but "Applying:";
-#   3. the result must be the auxlab tree that "make check" tests;
+#   3. each applied commit must have the tree of its commit of branch
+#      "series" (commit ids differ: make series dates its commits at export
+#      time), and the last one the auxlab tree that "make check" tests;
 #   4. it must build: the qemu kernel (tinyconfig + configs/qemu.config,
 #      by scripts/build-kernel.sh) and, against its uapi headers, the
 #      perf_events selftests and tools/aux, with -Werror as build-guest.sh
@@ -25,32 +27,43 @@
 # (CCACHE_BASEDIR, relative paths) serves the check from the test builds.
 #
 # A passing run is recorded in $OUT/series-check.txt (or bisect-check.txt)
-# with the series tip it was run on; make series quotes it in the cover
-# letter while the series is unchanged.
+# with the trees of the series it was run on (series_trees in lib.sh);
+# make series quotes it in the cover letter while those are unchanged.
 #
-# Usage: series-check.sh [--bisect]
+# "make fixes" (--fixes, from scripts/fixes.sh) does the same for the
+# fixes exported to $OUT/fixes/, in $BUILD/fixes-check: git am on a fresh
+# extract, each commit's tree that of its commit of branch "fixes", and
+# the kernel built with configs/qemu.config less what the base does not
+# define (build-kernel.sh base), plus the userspace programs if a fix
+# touches tools/.  Nothing is recorded.
+#
+# Usage: series-check.sh [--bisect | --fixes]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-bisect=0
+bisect=0 fixes=0
 case ${1:-} in
 --bisect) bisect=1 ;;
+--fixes) fixes=1 ;;
 '') ;;
-*) die "usage: series-check.sh [--bisect]" ;;
+*) die "usage: series-check.sh [--bisect | --fixes]" ;;
 esac
-SC=$BUILD/series-check
+if [ $fixes -eq 1 ]; then
+	what=fixes-check SC=$BUILD/fixes-check SRC=$OUT/fixes REF=fixes KVARIANT=base
+else
+	what=series-check SC=$BUILD/series-check SRC=$OUT/series REF=series KVARIANT=qemu
+fi
 FRESH=$SC/linux
-O=$SC/obj/qemu
+O=$SC/obj/$KVARIANT
 LOGS=$SC/logs
-SRC=$OUT/series
-NAME='Seed 436f2ba4 maintainers'
-EMAIL='maintainers@users.noreply.a-seed-436f2ba4.example'
+# The commits git am makes here are never sent: a fixed committer, so
+# that no git identity need be configured for them.
+export GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost
 
-git -C "$TREE" rev-parse -q --verify refs/heads/series >/dev/null || die "no series branch; run make series"
+git -C "$TREE" rev-parse -q --verify "refs/heads/$REF" >/dev/null || die "no $REF branch; run make ${REF}"
 mapfile -t patches < <(find "$SRC" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
 	! -name '0000-cover-letter.patch' | sort)
-[ ${#patches[@]} -gt 0 ] || die "no patches in $SRC; run make series"
-series_tip=$(git -C "$TREE" rev-parse series)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $SRC; run make ${REF}"
 mkdir -p "$LOGS"
 
 # -- 1. a fresh extract of the base --------------------------------------
@@ -62,7 +75,7 @@ deb=$CACHE/${pkg}_${ver//:/%3a}_all.deb
 [ -f "$deb" ] || die "$deb is not in the download cache; run make base"
 [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sum" ] || die "sha256 of $deb is not the base's $sum"
 
-stage "series-check: extracting $pkg $ver afresh into $FRESH"
+stage "$what: extracting $pkg $ver afresh into $FRESH"
 # The same recipe as fetch-base.sh, so that the same bytes give the same
 # commit.
 extract_base "$deb" "$FRESH" "$pkg" "$ver"
@@ -74,12 +87,8 @@ git tag base
 info "fresh base is commit $(git rev-parse --short HEAD), as in $TREE"
 
 # -- 2. git am ------------------------------------------------------------
-stage "series-check: git am ${#patches[@]} patches from ${SRC#"$TOP"/}/"
-# The series' identity as committer, and the author dates as commit dates:
-# then a faithful round trip gives back the very commits of "series".
-if ! GIT_COMMITTER_NAME=$NAME GIT_COMMITTER_EMAIL=$EMAIL \
-	git am --committer-date-is-author-date --whitespace=error-all "${patches[@]}" \
-	>"$LOGS/am.log" 2>&1; then
+stage "$what: git am ${#patches[@]} patches from ${SRC#"$TOP"/}/"
+if ! git am --whitespace=error-all "${patches[@]}" >"$LOGS/am.log" 2>&1; then
 	cat "$LOGS/am.log" >&2
 	git am --abort 2>/dev/null || true
 	die "git am failed (log: $LOGS/am.log)"
@@ -91,21 +100,28 @@ fi
 am_tip=$(git rev-parse HEAD)
 info "applied ${#patches[@]} patches cleanly"
 
-# -- 3. the same tree as auxlab -------------------------------------------
-[ "$(git rev-parse 'HEAD^{tree}')" = "$(git -C "$TREE" rev-parse 'auxlab^{tree}')" ] || {
-	git fetch -q "$TREE" auxlab && git diff --stat FETCH_HEAD HEAD >&2
-	die "the applied series is not the auxlab tree (above: auxlab -> applied)"
-}
-if [ "$am_tip" = "$series_tip" ]; then
-	info "result: tree identical to auxlab; commits identical to series ($(git rev-parse --short HEAD))"
+# -- 3. the same trees as the series, and as auxlab ------------------------
+# Commit by commit: the trees git am made must be those of $REF, in order.
+# Ids cannot be compared (identity and dates are the export's), trees can.
+if ! diff <(git -C "$TREE" log --reverse --format='%T %s' "base..$REF") \
+	<(git log --reverse --format='%T %s' base..HEAD) >"$LOGS/trees.diff"; then
+	cat "$LOGS/trees.diff" >&2
+	die "the applied commits do not have the trees of branch $REF (above: < $REF, > applied)"
+fi
+if [ $fixes -eq 0 ]; then
+	[ "$(git rev-parse 'HEAD^{tree}')" = "$(git -C "$TREE" rev-parse 'auxlab^{tree}')" ] || {
+		git fetch -q "$TREE" auxlab && git diff --stat FETCH_HEAD HEAD >&2
+		die "the applied series is not the auxlab tree (above: auxlab -> applied)"
+	}
+	info "result: each commit's tree that of series, the last identical to auxlab"
 else
-	info "result: tree identical to auxlab (commit ids differ from series: the mails do not round-trip every message byte)"
+	info "result: each commit's tree that of branch fixes ($(git rev-parse --short 'HEAD^{tree}') at the tip)"
 fi
 
 # -- 4. builds ------------------------------------------------------------
 # build_kernel LOG: the qemu kernel of the checked-out $FRESH in $O.
 build_kernel() {
-	BUILD=$SC "$TOP/scripts/build-kernel.sh" qemu >"$1" 2>&1
+	BUILD=$SC "$TOP/scripts/build-kernel.sh" "$KVARIANT" >"$1" 2>&1
 }
 # build_user LOG: perf_events selftests and tools/aux against $O's headers,
 # with build-guest.sh's flags.
@@ -141,7 +157,10 @@ step() {
 	# next one.  A fresh mtime makes kbuild sync it.
 	if [ -f "$SC/tip.config" ]; then cp "$SC/tip.config" "$O/.config"; fi
 	build_kernel "$log-kernel.log" || { kres=FAIL; failed=$((failed + 1)); }
-	if [ "$label" = tip ] || [ -n "$(git diff-tree --no-commit-id --name-only -r "$c" -- tools/)" ]; then
+	# The userspace programs: at the tip if the series touches tools/
+	# (the fixes may not), and in a bisect for each commit that does.
+	if { [ "$label" = tip ] && [ -n "$(git diff --name-only base "$c" -- tools/)" ]; } ||
+		{ [ "$label" != tip ] && [ -n "$(git diff-tree --no-commit-id --name-only -r "$c" -- tools/)" ]; }; then
 		if [ $kres = ok ]; then
 			ures=ok
 			build_user "$log-user.log" || { ures=FAIL; failed=$((failed + 1)); }
@@ -154,11 +173,15 @@ step() {
 	if [ "$ures" = FAIL ]; then tail -n 20 "$log-user.log" | sed 's/^/        /' >&2; fi
 }
 
-stage "series-check: building the tip (kernel: $O, logs: $LOGS)"
+stage "$what: building the tip (kernel: $O, logs: $LOGS)"
 rm -f "$SC/tip.config"
 step tip "$am_tip"
-[ $failed -eq 0 ] || die "the series does not build at its tip"
+[ $failed -eq 0 ] || die "$what: the tip does not build"
 cp "$O/.config" "$SC/tip.config"
+if [ $fixes -eq 1 ]; then
+	info "fixes-check: ok (${#patches[@]} patches)"
+	exit 0
+fi
 
 n=${#patches[@]}
 if [ $bisect -eq 1 ]; then
@@ -196,5 +219,5 @@ else
 	rec=$OUT/series-check.txt
 	text="The series applies with git am to a fresh extract of the base without fuzz or whitespace warnings, and the result builds (x86_64 kernel, perf_events selftests, tools/aux); checked on $when."
 fi
-printf 'series=%s\ndate=%s\ntext=%s\n' "$series_tip" "$when" "$text" >"$rec"
+printf 'trees=%s\ndate=%s\ntext=%s\n' "$(series_trees . base..HEAD)" "$when" "$text" >"$rec"
 info "series-check: ok (recorded in ${rec#"$TOP"/})"

@@ -26,6 +26,9 @@
 #    a 01xx entry and an overlay file under kernel/events/ (the AUX
 #    rewrite, patches/rewrite) go into ours only, everything else into
 #    both; re-assembly rewrites only the edited file, in both trees.
+#  - make series: the sender's identity comes from GIT_AUTHOR_NAME/EMAIL
+#    or git config, and its absence fails; a fix: commit after one that
+#    is not a fix fails the plan.
 #  - the base download: a checksum mismatch is refused; a pinned version
 #    gone from the archive falls back to the newest 6.12 with a warning.
 set -uo pipefail
@@ -445,6 +448,46 @@ ok=1
 	grep -q '^FAIL x/decode: gap$' "$D/decode-results.txt" &&
 	grep -q '^FAIL x/decode: garbage$' "$D/decode-results.txt" && ok=0
 result $ok "decode: a clean trace passes; an unexplained sequence gap and an undecodable byte each fail, named"
+
+stage "harness self-test: the series' sender and the fixes-first rule"
+# sender_identity: GIT_AUTHOR_* first, then the repository's git config;
+# with neither (no global or system config either), a clear failure.
+I=$D/ident
+git init -q "$I"
+noident() { env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 "$@"; }
+ok=1
+if ! noident bash -c '. "$0"; sender_identity "$1"' "$TOP/scripts/lib.sh" "$I" 2>"$D/ident.err" &&
+	grep -q '^no sender identity' "$D/ident.err"; then
+	git -C "$I" config user.name 'Repo Config' && git -C "$I" config user.email repo@example.org
+	id1=$(noident bash -c '. "$0"; sender_identity "$1" && echo "$SENDER_NAME <$SENDER_EMAIL>"' "$TOP/scripts/lib.sh" "$I")
+	id2=$(noident GIT_AUTHOR_NAME='Env Name' GIT_AUTHOR_EMAIL=env@example.org \
+		bash -c '. "$0"; sender_identity "$1" && echo "$SENDER_NAME <$SENDER_EMAIL>"' "$TOP/scripts/lib.sh" "$I")
+	[ "$id1" = 'Repo Config <repo@example.org>' ] && [ "$id2" = 'Env Name <env@example.org>' ] && ok=0
+fi
+result $ok "series: the sender is GIT_AUTHOR_NAME/EMAIL, else git config user.name/email; neither fails, saying so"
+# A fix: commit after one that is not a fix fails the plan, naming both;
+# the same commits with the fix first pass that check (and stop later,
+# at the missing tree of this scratch BUILD).
+mkplan() {	# mkplan FILE FIRST SECOND: two commits, "b" the fix
+	printf 'cover: c\n\nbody\n\n' >"$1"
+	for s in "$2" "$3"; do
+		printf 'commit: %s\nfiles: %s\n' "$s" "$s"
+		[ "$s" = b ] && printf 'fix: fixes b\n'
+		printf '\nbody of %s\n\n' "$s"
+	done >>"$1"
+}
+mkplan "$D/plan-bad" a b
+mkplan "$D/plan-good" b a
+ms() { GIT_AUTHOR_NAME=x GIT_AUTHOR_EMAIL=x@example.org PLAN=$1 BUILD=$D/ms-build OUT=$D/ms-out \
+	"$TOP/scripts/make-series.sh" >"$2" 2>&1; }
+ok=1
+if ! ms "$D/plan-bad" "$D/ms-bad.log" &&
+	grep -q 'the fix: commit "b" comes after "a", which is not a fix' "$D/ms-bad.log" &&
+	! ms "$D/plan-good" "$D/ms-good.log" && ! grep -q 'fix: commit' "$D/ms-good.log" &&
+	grep -q 'no auxlab branch' "$D/ms-good.log"; then
+	ok=0
+fi
+result $ok "series: a fix: commit after a commit that is not a fix fails, named; fixes first pass"
 
 finish() {
 	{ echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
