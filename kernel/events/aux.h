@@ -33,8 +33,8 @@ struct vm_area_struct;
 
 /**
  * struct perf_aux - one mapped AUX area and everything it owns
- * @refcount: one reference for "mapped" plus one per open transaction or
- *	AUX sample; whoever drops the last one frees everything below
+ * @refcount: the references listed under "References" at the top of
+ *	aux.c; whoever drops the last one frees everything below
  * @size: size of the area in bytes, a power of two
  * @watermark: wake the consumer every @watermark bytes (0 in overwrite mode)
  * @mode: PERF_AUX_OVERWRITE if the area was mapped read-only (snapshot
