@@ -224,7 +224,8 @@ static void aux_free(struct perf_aux *aux)
 		aux_free_pages(aux->pages, aux->nr_pages);
 	if (aux->rb)
 		ring_buffer_put(aux->rb);
-	kfree_rcu_mightsleep(aux);
+	/* Never waits: munmap() frees here with mmap_lock held. */
+	kfree_rcu(aux, rcu);
 }
 
 static void aux_free_workfn(struct work_struct *work)

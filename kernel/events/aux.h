@@ -58,6 +58,7 @@ struct vm_area_struct;
  * @pinned_pages: pages charged to @mm's pinned_vm
  * @free_irq_work: defers a free from NMI/IRQ context ...
  * @free_work: ... to process context
+ * @rcu: frees the object after a grace period (RCU readers may still see it)
  */
 struct perf_aux {
 	refcount_t		refcount;
@@ -80,6 +81,7 @@ struct perf_aux {
 	unsigned long		pinned_pages;
 	struct irq_work		free_irq_work;
 	struct work_struct	free_work;
+	struct rcu_head		rcu;
 };
 
 /**
