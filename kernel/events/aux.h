@@ -90,8 +90,12 @@ struct perf_aux {
  *	buffer may be shared by several events, each with its own
  *	mmap_mutex: this is the one lock they all take)
  * @area: the mapped area, or NULL; written under @mutex, read under RCU
- * @txn: the area pinned by the open transaction, or NULL; this is also
- *	the guard against nested writers
+ * @txn: the handle of the open transaction, or NULL: claimed in one
+ *	atomic step by perf_aux_output_begin() and given back by its end,
+ *	so that two writers cannot both hold it; see "Serialization of
+ *	writers" in aux.c
+ * @txn_area: the area the open transaction pinned; written and read by
+ *	the holder of @txn only
  * @head: producer position (bytes, free running); written only by the
  *	open transaction, see "Serialization of writers" in aux.c.  It is
  *	the buffer's, not the area's: like aux_head and aux_tail in the user
@@ -105,7 +109,8 @@ struct perf_aux {
 struct perf_rb_aux {
 	struct mutex		mutex;	/* creation and destruction of @area */
 	struct perf_aux __rcu	*area;
-	struct perf_aux		*txn;
+	struct perf_output_handle *txn;
+	struct perf_aux		*txn_area;
 	unsigned long		head;
 	unsigned long		wakeup;
 	unsigned int		in_sampling;
