@@ -86,7 +86,13 @@
  * A transaction that began in the unmap window above keeps rb->aux.txn
  * until its writer ends it.  Its end changes nothing of the buffer (no
  * record, head, wakeup or disable: see aux_stale()), and a new area
- * cannot be written before that end has given the slot back.
+ * cannot be written before that end has given the slot back.  An end
+ * tests the mode and publishes inside one RCU read-side critical
+ * section, so an end that tested the mode before aux_unmap() marked the
+ * area is over once a grace period has elapsed; aux_install() waits for
+ * one before a new area of the buffer can be seen, if a transaction
+ * holds the slot then.  No end of an older area can therefore move the
+ * head of a newer one.
  *
  * The ordering protocol with userspace
  * ====================================
@@ -422,16 +428,40 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 	/*
 	 * The stop ended every transaction it could reach, normally.  One
 	 * that began in the window before the unpublish and is still open
-	 * ends later: from now on it is stale (aux_stale()).  No barrier
-	 * orders this store against an end running on another CPU: an end
-	 * that tested the mode just before it still publishes into the
-	 * buffer's producer state, for this area.  That is harmless as long
-	 * as the end is over before a new area is created, which takes this
-	 * mutex after us and a new mmap() system call, while the end runs
-	 * with interrupts off; the window is closed by its length only.
+	 * ends later: from now on it is stale (aux_stale()).  An end that
+	 * tested the mode just before this store still publishes, for this
+	 * area; aux_install() makes sure it is over before the buffer's
+	 * next area can be seen.
 	 */
 	WRITE_ONCE(aux->mode, aux->mode | PERF_AUX_UNMAPPED);
 	aux_uncharge(aux);
+}
+
+/*
+ * Publish @aux, the new area of @rb, under rb->aux.mutex.  A transaction
+ * that began on an area unmapped since may still hold rb->aux.txn, and
+ * its end may have tested the mode before aux_unmap() marked that area
+ * and be publishing into the buffer's producer state right now: wait for
+ * it to be over (an end is an RCU reader from that test to its last
+ * store) before the new area can be written or mapped.  The wait, a
+ * grace period under mmap_lock, is only for a buffer with such a
+ * transaction: the slot is free whenever munmap()'s stop reached every
+ * writer, which is always but for the window aux_unmap() describes.
+ */
+static void aux_install(struct perf_buffer *rb, struct perf_aux *aux)
+{
+	/*
+	 * Orders aux_unmap()'s mode store (before us through the mutex)
+	 * before the load of the slot; pairs with the full barrier of
+	 * begin's cmpxchg, before its end loads the mode.  So if the slot
+	 * is free, a transaction that claims it later sees the area
+	 * unmapped.
+	 */
+	smp_mb();
+	/* Pairs with txn_close(): a free slot means the last end is over. */
+	if (smp_load_acquire(&rb->aux.txn))
+		synchronize_rcu();
+	rcu_assign_pointer(rb->aux.area, aux);
 }
 
 /* The mapping ---------------------------------------------------------------- */
@@ -578,7 +608,7 @@ int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
 			aux_put(aux);
 			goto out;
 		}
-		rcu_assign_pointer(rb->aux.area, aux);
+		aux_install(rb, aux);
 	}
 	atomic_inc(&event->mmap_count);
 	ret = 0;
@@ -657,13 +687,13 @@ static struct perf_aux *txn_aux(struct perf_output_handle *handle)
  * Withdraw the handle's transaction: the handle first, so that an NMI
  * calling perf_get_aux() in between sees no transaction rather than a
  * cleared rb->aux.txn.  The release orders everything the transaction
- * wrote before the next holder's claim.
+ * wrote before the next holder's claim (and before aux_install()).
  */
 static void txn_close(struct perf_output_handle *handle, struct perf_buffer *rb)
 {
 	WRITE_ONCE(handle->event, NULL);
 	barrier();
-	/* Pairs with the next claim's cmpxchg. */
+	/* Pairs with the next claim's cmpxchg and with aux_install(). */
 	smp_store_release(&rb->aux.txn, NULL);
 }
 
@@ -803,6 +833,8 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	if (unlikely(!aux))
 		return;
 	rb = handle->rb;
+	/* From the mode test to the last store: see aux_install(). */
+	rcu_read_lock();
 
 	/*
 	 * The common case, a live area in normal mode, costs one test.
@@ -850,6 +882,7 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	if (wakeup)
 		perf_output_wakeup(handle);
 out:
+	rcu_read_unlock();
 	txn_close(handle, rb);
 	aux_put_atomic(aux);
 }
@@ -879,6 +912,8 @@ int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
 	if (size > handle->size)
 		return -ENOSPC;
 
+	/* From the mode test to the last store: see aux_install(). */
+	rcu_read_lock();
 	/* A stale transaction moves nothing of the buffer (aux_stale()). */
 	if (aux_stale(aux)) {
 		handle->head += size;
@@ -889,6 +924,7 @@ int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
 		}
 		handle->head = rb->aux.head;
 	}
+	rcu_read_unlock();
 	handle->size -= size;
 	return 0;
 }

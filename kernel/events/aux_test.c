@@ -715,6 +715,120 @@ static void aux_test_claim_race(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
 }
 
+#define AUX_INSTALL_ROUNDS	4096
+
+struct install_race {
+	struct aux_fixture f;
+	struct perf_aux *areas[AUX_INSTALL_ROUNDS];
+	atomic_t ready;
+	struct completion done;
+	unsigned long txns;
+	int rounds;
+	int moved;
+};
+
+/* The writer: transactions of 64 bytes, read at once by the consumer. */
+static int aux_test_writer_fn(void *data)
+{
+	struct install_race *r = data;
+	struct perf_output_handle handle = {};
+	struct perf_buffer *rb = r->f.rb;
+	unsigned long n;
+
+	aux_test_gate(&r->ready, 2);
+	for (n = 1; !kthread_should_stop(); n++) {
+		WRITE_ONCE(rb->user_page->aux_tail, READ_ONCE(rb->user_page->aux_head));
+		if (perf_aux_output_begin(&handle, r->f.event)) {
+			perf_aux_output_end(&handle, 64);
+			r->txns++;
+		}
+		if (!(n % 64))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * munmap() and mmap() of the area, as aux_unmap() and perf_aux_mmap() do
+ * them, with the writer's transactions open across the unmap (the stop
+ * missed it).  Each new area is published closed to new transactions
+ * (no reference), so nothing may move the head until it is opened: a
+ * move seen after aux_install() is an end of the old area publishing
+ * into the new one.
+ */
+static int aux_test_mapper_fn(void *data)
+{
+	struct install_race *r = data;
+	struct perf_buffer *rb = r->f.rb;
+	struct perf_aux *old = r->f.aux;
+	unsigned long until;
+	int i;
+
+	aux_test_gate(&r->ready, 2);
+	until = jiffies + msecs_to_jiffies(3 * AUX_RACE_MS);
+	for (i = 0; i < AUX_INSTALL_ROUNDS && time_before(jiffies, until); i++) {
+		struct perf_aux *new = r->areas[i];
+		u64 seen;
+
+		rcu_assign_pointer(rb->aux.area, NULL);
+		WRITE_ONCE(old->mode, old->mode | PERF_AUX_UNMAPPED);
+		aux_install(rb, new);
+		seen = READ_ONCE(rb->user_page->aux_head);
+		usleep_range(50, 100);	/* an end takes about a microsecond */
+		if (READ_ONCE(rb->user_page->aux_head) != seen)
+			r->moved++;
+		refcount_set(&new->refcount, 1);	/* "mapped": open */
+		old = new;
+		cond_resched();
+	}
+	r->rounds = i;
+	complete(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * An end that began on an area and tested its mode just before munmap()
+ * marked it unmapped still publishes, for that area.  No such end may
+ * publish once a newer area of the buffer is installed.
+ */
+static void aux_test_install_race(struct kunit *test)
+{
+	struct task_struct *writer, *mapper;
+	struct install_race *r;
+	unsigned int cpu[2];
+	int i;
+
+	aux_test_cpus(test, &cpu[0], &cpu[1]);
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	aux_fixture_init(test, &r->f, 4, 1UL << 20, false);
+	for (i = 0; i < AUX_INSTALL_ROUNDS; i++) {
+		struct perf_aux *aux = kunit_kzalloc(test, sizeof(*aux), GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, aux);
+		*aux = *r->f.aux;
+		refcount_set(&aux->refcount, 0);
+		aux->priv = aux;
+		r->areas[i] = aux;
+	}
+	init_completion(&r->done);
+
+	writer = aux_test_start(test, aux_test_writer_fn, r, cpu[1]);
+	mapper = aux_test_start(test, aux_test_mapper_fn, r, cpu[0]);
+	wait_for_completion(&r->done);
+	KUNIT_EXPECT_EQ(test, aux_test_join(mapper), 0);
+	KUNIT_EXPECT_EQ(test, aux_test_join(writer), 0);
+
+	kunit_info(test, "rounds %d, transactions %lu, moved %d\n", r->rounds,
+		   r->txns, r->moved);
+	KUNIT_EXPECT_EQ(test, r->moved, 0);
+	KUNIT_EXPECT_GT(test, r->rounds, 8);
+	KUNIT_EXPECT_GT(test, r->txns, 0UL);
+	KUNIT_EXPECT_NULL(test, r->f.rb->aux.txn);
+}
+
 static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_test_space, space_gen_params),
 	KUNIT_CASE_PARAM(aux_test_crossed, crossed_gen_params),
@@ -732,6 +846,7 @@ static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE(aux_test_get_aux),
 	KUNIT_CASE(aux_test_foreign_end),
 	KUNIT_CASE(aux_test_claim_race),
+	KUNIT_CASE(aux_test_install_race),
 	{}
 };
 
