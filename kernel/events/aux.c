@@ -28,7 +28,9 @@
  * every event that writes to the buffer (perf_pmu_output_stop()), which
  * ends their transactions.  A transaction can still begin in a narrow
  * window (a writer that looked the area up just before it was unpublished
- * and was not running when the stop went round); then the last reference
+ * and was not running when the stop went round), and the stop does not
+ * reach the inherited copies of a per-task event (see "Serialization of
+ * writers"); then the last reference
  * is dropped by perf_aux_output_end(), possibly in NMI context, and the
  * free is deferred through irq_work to a workqueue.  Either way the pages
  * and pmu::free_aux see process context, and nothing is freed while a
@@ -60,19 +62,37 @@
  * Serialization of writers
  * ========================
  *
- * Only one transaction is open on a buffer at a time.  Every writer of a
- * buffer runs on one CPU at a time: per-CPU events only on their CPU, a
- * per-task event only where its task runs, and events sharing a buffer
- * must agree on the CPU or the task (perf_event_set_output()).  So the
- * producer state (rb->aux.head, rb->aux.wakeup) is written without atomics, and
- * rb->aux.txn, set by begin and cleared by end, both records which area
- * the open transaction pinned and catches a nested writer (an NMI on the
- * same CPU), which is refused with a warning.  A transaction that began in
- * the unmap window above keeps rb->aux.txn until its writer ends it; that
- * writer is the one that could begin on the buffer meanwhile, and it ends
- * before it begins again, so no warning is due.  Its end changes nothing
- * of the buffer (no record, head, wakeup or disable: see aux_stale()), so
- * an area mapped in between is first written at that writer's next begin.
+ * Only one transaction is open on a buffer at a time: rb->aux.txn holds
+ * the handle of the open transaction, and begin claims it with one
+ * cmpxchg, so that of two writers that find it free only one gets it.
+ * The one that does not is refused with a warning, as upstream refuses a
+ * nested writer (an NMI on the same CPU).  Normally there is no second
+ * writer: every writer of a buffer runs on one CPU at a time (per-CPU
+ * events only on their CPU, a per-task event only where its task runs,
+ * and events sharing a buffer must agree on the CPU or the task,
+ * perf_event_set_output()).  The exception: the inherited copies of a
+ * per-task event run wherever their tasks do.  Such an event cannot be
+ * mapped, but perf_event_set_output() lets it write into the buffer of a
+ * non-inherited event of the same task, whose AUX area may have been
+ * mapped through a third event of the task (of another AUX PMU: two
+ * events of one exclusive PMU cannot share a task).  Then writers on two
+ * CPUs can begin at once.  The holder of rb->aux.txn alone writes the
+ * producer state (rb->aux.head, rb->aux.wakeup, rb->aux.txn_area), without
+ * atomics; begin's cmpxchg and end's release of the slot order one
+ * holder's writes before the next one's.  End, skip and perf_get_aux()
+ * act only for the handle that holds the slot: a handle whose
+ * transaction is over, failed or never was changes nothing.
+ *
+ * A transaction that began in the unmap window above keeps rb->aux.txn
+ * until its writer ends it.  Its end changes nothing of the buffer (no
+ * record, head, wakeup or disable: see aux_stale()), and a new area
+ * cannot be written before that end has given the slot back.  An end
+ * tests the mode and publishes inside one RCU read-side critical
+ * section, so an end that tested the mode before aux_unmap() marked the
+ * area is over once a grace period has elapsed; aux_install() waits for
+ * one before a new area of the buffer can be seen, if a transaction
+ * holds the slot then.  No end of an older area can therefore move the
+ * head of a newer one.
  *
  * The ordering protocol with userspace
  * ====================================
@@ -224,7 +244,8 @@ static void aux_free(struct perf_aux *aux)
 		aux_free_pages(aux->pages, aux->nr_pages);
 	if (aux->rb)
 		ring_buffer_put(aux->rb);
-	kfree_rcu_mightsleep(aux);
+	/* Never waits: munmap() frees here with mmap_lock held. */
+	kfree_rcu(aux, rcu);
 }
 
 static void aux_free_workfn(struct work_struct *work)
@@ -407,16 +428,40 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 	/*
 	 * The stop ended every transaction it could reach, normally.  One
 	 * that began in the window before the unpublish and is still open
-	 * ends later: from now on it is stale (aux_stale()).  No barrier
-	 * orders this store against an end running on another CPU: an end
-	 * that tested the mode just before it still publishes into the
-	 * buffer's producer state, for this area.  That is harmless as long
-	 * as the end is over before a new area is created, which takes this
-	 * mutex after us and a new mmap() system call, while the end runs
-	 * with interrupts off; the window is closed by its length only.
+	 * ends later: from now on it is stale (aux_stale()).  An end that
+	 * tested the mode just before this store still publishes, for this
+	 * area; aux_install() makes sure it is over before the buffer's
+	 * next area can be seen.
 	 */
 	WRITE_ONCE(aux->mode, aux->mode | PERF_AUX_UNMAPPED);
 	aux_uncharge(aux);
+}
+
+/*
+ * Publish @aux, the new area of @rb, under rb->aux.mutex.  A transaction
+ * that began on an area unmapped since may still hold rb->aux.txn, and
+ * its end may have tested the mode before aux_unmap() marked that area
+ * and be publishing into the buffer's producer state right now: wait for
+ * it to be over (an end is an RCU reader from that test to its last
+ * store) before the new area can be written or mapped.  The wait, a
+ * grace period under mmap_lock, is only for a buffer with such a
+ * transaction: the slot is free whenever munmap()'s stop reached every
+ * writer, which is always but for the window aux_unmap() describes.
+ */
+static void aux_install(struct perf_buffer *rb, struct perf_aux *aux)
+{
+	/*
+	 * Orders aux_unmap()'s mode store (before us through the mutex)
+	 * before the load of the slot; pairs with the full barrier of
+	 * begin's cmpxchg, before its end loads the mode.  So if the slot
+	 * is free, a transaction that claims it later sees the area
+	 * unmapped.
+	 */
+	smp_mb();
+	/* Pairs with txn_close(): a free slot means the last end is over. */
+	if (smp_load_acquire(&rb->aux.txn))
+		synchronize_rcu();
+	rcu_assign_pointer(rb->aux.area, aux);
 }
 
 /* The mapping ---------------------------------------------------------------- */
@@ -563,7 +608,7 @@ int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
 			aux_put(aux);
 			goto out;
 		}
-		rcu_assign_pointer(rb->aux.area, aux);
+		aux_install(rb, aux);
 	}
 	atomic_inc(&event->mmap_count);
 	ret = 0;
@@ -592,6 +637,7 @@ void perf_aux_rb_init(struct perf_buffer *rb)
 	mutex_init(&rb->aux.mutex);
 	RCU_INIT_POINTER(rb->aux.area, NULL);
 	rb->aux.txn = NULL;
+	rb->aux.txn_area = NULL;
 }
 
 /* The output API -------------------------------------------------------------- */
@@ -607,21 +653,48 @@ static struct perf_buffer *event_rb(struct perf_event *event)
 	return rcu_dereference_raw(event->rb);
 }
 
+/*
+ * Claim the transaction slot of @rb for @handle, in one step: of two
+ * writers that find it free at once, on two CPUs, one gets it.
+ */
+static bool txn_claim(struct perf_buffer *rb, struct perf_output_handle *handle)
+{
+	struct perf_output_handle *free = NULL;
+
+	return try_cmpxchg(&rb->aux.txn, &free, handle);
+}
+
+/*
+ * Does @handle hold the transaction slot of its buffer?  Not after its
+ * end or a failed begin (handle->event is NULL then, and handle->rb may
+ * be stale), nor if it is not the handle that claimed the slot.
+ */
+static bool txn_held(struct perf_output_handle *handle)
+{
+	if (!READ_ONCE(handle->event))
+		return false;
+	barrier();	/* pairs with begin's and txn_close()'s */
+	return READ_ONCE(handle->rb->aux.txn) == handle;
+}
+
+/* The area of @handle's transaction, or NULL if it holds none. */
 static struct perf_aux *txn_aux(struct perf_output_handle *handle)
 {
-	return handle->rb->aux.txn;
+	return txn_held(handle) ? handle->rb->aux.txn_area : NULL;
 }
 
 /*
  * Withdraw the handle's transaction: the handle first, so that an NMI
  * calling perf_get_aux() in between sees no transaction rather than a
- * cleared rb->aux.txn.
+ * cleared rb->aux.txn.  The release orders everything the transaction
+ * wrote before the next holder's claim (and before aux_install()).
  */
 static void txn_close(struct perf_output_handle *handle, struct perf_buffer *rb)
 {
 	WRITE_ONCE(handle->event, NULL);
 	barrier();
-	WRITE_ONCE(rb->aux.txn, NULL);
+	/* Pairs with the next claim's cmpxchg and with aux_install(). */
+	smp_store_release(&rb->aux.txn, NULL);
 }
 
 /*
@@ -671,7 +744,8 @@ static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
  *
  * Context: any, NMI included; not nested on the same buffer.
  * Return: the driver's private data from pmu::setup_aux, or NULL if there
- * is no area to write to (not mapped, being unmapped, or full).
+ * is no area to write to (not mapped, being unmapped, or full) or another
+ * transaction is open on the buffer (with a warning).
  */
 void *perf_aux_output_begin(struct perf_output_handle *handle,
 			    struct perf_event *event)
@@ -692,9 +766,11 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 
 	/* @rb may have changed since the lookup; the area's cannot. */
 	rb = aux->rb;
-	if (WARN_ON_ONCE(READ_ONCE(rb->aux.txn)))
-		goto put;
-	WRITE_ONCE(rb->aux.txn, aux);
+	if (WARN_ON_ONCE(!txn_claim(rb, handle))) {
+		aux_put_atomic(aux);
+		goto fail;
+	}
+	rb->aux.txn_area = aux;
 
 	handle->rb = rb;
 	handle->head = rb->aux.head;
@@ -721,7 +797,9 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 put:
 	aux_put_atomic(aux);
 fail:
-	WRITE_ONCE(handle->event, NULL);
+	/* Not if @handle is the open transaction's own (a nested writer). */
+	if (!handle->rb || !txn_held(handle))
+		WRITE_ONCE(handle->event, NULL);
 	return NULL;
 }
 EXPORT_SYMBOL_GPL(perf_aux_output_begin);
@@ -740,16 +818,23 @@ EXPORT_SYMBOL_GPL(perf_aux_output_begin);
  *
  * Must be called for every successful begin, at the latest from
  * pmu::stop(): unmapping the area relies on stopping the event to end the
- * transaction.
+ * transaction.  A handle that holds no transaction (ended already, or its
+ * begin failed) is left alone, and so is the buffer.
  *
  * Context: any, NMI included.
  */
 void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 {
-	struct perf_buffer *rb = handle->rb;
-	struct perf_aux *aux = rb->aux.txn;
+	struct perf_aux *aux = txn_aux(handle);
+	struct perf_buffer *rb;
 	unsigned long start, head;
 	bool wakeup;
+
+	if (unlikely(!aux))
+		return;
+	rb = handle->rb;
+	/* From the mode test to the last store: see aux_install(). */
+	rcu_read_lock();
 
 	/*
 	 * The common case, a live area in normal mode, costs one test.
@@ -797,6 +882,7 @@ void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 	if (wakeup)
 		perf_output_wakeup(handle);
 out:
+	rcu_read_unlock();
 	txn_close(handle, rb);
 	aux_put_atomic(aux);
 }
@@ -813,16 +899,21 @@ EXPORT_SYMBOL_GPL(perf_aux_output_end);
  * The consumer is woken if a watermark was crossed.
  *
  * Context: any, NMI included.
- * Return: 0, or -ENOSPC if @size exceeds the space left.
+ * Return: 0, -ENOSPC if @size exceeds the space left, or -EINVAL if
+ * @handle holds no transaction.
  */
 int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
 {
-	struct perf_buffer *rb = handle->rb;
 	struct perf_aux *aux = txn_aux(handle);
+	struct perf_buffer *rb = handle->rb;
 
+	if (!aux)
+		return -EINVAL;
 	if (size > handle->size)
 		return -ENOSPC;
 
+	/* From the mode test to the last store: see aux_install(). */
+	rcu_read_lock();
 	/* A stale transaction moves nothing of the buffer (aux_stale()). */
 	if (aux_stale(aux)) {
 		handle->head += size;
@@ -833,6 +924,7 @@ int perf_aux_output_skip(struct perf_output_handle *handle, unsigned long size)
 		}
 		handle->head = rb->aux.head;
 	}
+	rcu_read_unlock();
 	handle->size -= size;
 	return 0;
 }
@@ -863,10 +955,9 @@ EXPORT_SYMBOL_GPL(perf_aux_output_flag);
  */
 void *perf_get_aux(struct perf_output_handle *handle)
 {
-	if (!READ_ONCE(handle->event))
-		return NULL;
-	barrier();	/* pairs with begin's and txn_close()'s */
-	return txn_aux(handle)->priv;
+	struct perf_aux *aux = txn_aux(handle);
+
+	return aux ? aux->priv : NULL;
 }
 EXPORT_SYMBOL_GPL(perf_get_aux);
 
@@ -879,19 +970,22 @@ EXPORT_SYMBOL_GPL(perf_get_aux);
  *
  * For pmu::snapshot_aux, which fills an AUX sample.
  *
- * Return: bytes copied, or -EFAULT if the data area took less.
+ * Return: bytes copied (0 if @aux_handle holds no transaction), or
+ * -EFAULT if the data area took less.
  */
 long perf_output_copy_aux(struct perf_output_handle *aux_handle,
 			  struct perf_output_handle *handle,
 			  unsigned long from, unsigned long to)
 {
 	struct perf_aux *aux = txn_aux(aux_handle);
-	unsigned long mask = aux->size - 1;
-	unsigned long len = (to - from - 1) & mask;
+	unsigned long mask, len;
 	long copied = 0;
 
-	/* Without the -1 above, from == to would copy nothing. */
-	len++;
+	if (!aux)
+		return 0;
+	mask = aux->size - 1;
+	/* The -1 and +1 make from == to copy the whole area, not nothing. */
+	len = ((to - from - 1) & mask) + 1;
 	from &= mask;
 	while (len) {
 		unsigned long n = min(len, PAGE_SIZE - offset_in_page(from));

@@ -33,8 +33,8 @@ struct vm_area_struct;
 
 /**
  * struct perf_aux - one mapped AUX area and everything it owns
- * @refcount: one reference for "mapped" plus one per open transaction or
- *	AUX sample; whoever drops the last one frees everything below
+ * @refcount: the references listed under "References" at the top of
+ *	aux.c; whoever drops the last one frees everything below
  * @size: size of the area in bytes, a power of two
  * @watermark: wake the consumer every @watermark bytes (0 in overwrite mode)
  * @mode: PERF_AUX_OVERWRITE if the area was mapped read-only (snapshot
@@ -58,6 +58,7 @@ struct vm_area_struct;
  * @pinned_pages: pages charged to @mm's pinned_vm
  * @free_irq_work: defers a free from NMI/IRQ context ...
  * @free_work: ... to process context
+ * @rcu: frees the object after a grace period (RCU readers may still see it)
  */
 struct perf_aux {
 	refcount_t		refcount;
@@ -80,6 +81,7 @@ struct perf_aux {
 	unsigned long		pinned_pages;
 	struct irq_work		free_irq_work;
 	struct work_struct	free_work;
+	struct rcu_head		rcu;
 };
 
 /**
@@ -88,8 +90,12 @@ struct perf_aux {
  *	buffer may be shared by several events, each with its own
  *	mmap_mutex: this is the one lock they all take)
  * @area: the mapped area, or NULL; written under @mutex, read under RCU
- * @txn: the area pinned by the open transaction, or NULL; this is also
- *	the guard against nested writers
+ * @txn: the handle of the open transaction, or NULL: claimed in one
+ *	atomic step by perf_aux_output_begin() and given back by its end,
+ *	so that two writers cannot both hold it; see "Serialization of
+ *	writers" in aux.c
+ * @txn_area: the area the open transaction pinned; written and read by
+ *	the holder of @txn only
  * @head: producer position (bytes, free running); written only by the
  *	open transaction, see "Serialization of writers" in aux.c.  It is
  *	the buffer's, not the area's: like aux_head and aux_tail in the user
@@ -103,7 +109,8 @@ struct perf_aux {
 struct perf_rb_aux {
 	struct mutex		mutex;	/* creation and destruction of @area */
 	struct perf_aux __rcu	*area;
-	struct perf_aux		*txn;
+	struct perf_output_handle *txn;
+	struct perf_aux		*txn_area;
 	unsigned long		head;
 	unsigned long		wakeup;
 	unsigned int		in_sampling;

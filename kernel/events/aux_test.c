@@ -13,6 +13,9 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/sched/task.h>
 
 #define WRAP(x)	((unsigned long)(x))	/* ULONG_MAX - n + 1 == WRAP(-n) */
 
@@ -256,6 +259,8 @@ static void aux_fixture_init(struct kunit *test, struct aux_fixture *f,
 	KUNIT_ASSERT_NOT_NULL(test, f->rb->user_page);
 
 	perf_aux_rb_init(f->rb);
+	/* A buffer without data pages is paused: records are dropped. */
+	f->rb->paused = 1;
 	refcount_set(&f->aux->refcount, 1);
 	f->aux->nr_pages = nr_pages;
 	f->aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
@@ -301,7 +306,8 @@ static void aux_test_begin_space(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, handle.size, 4 * PAGE_SIZE - 1 - 1000);
 	/* The open transaction pins the area. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 2);
-	KUNIT_EXPECT_PTR_EQ(test, f.rb->aux.txn, f.aux);
+	KUNIT_EXPECT_PTR_EQ(test, f.rb->aux.txn, &handle);
+	KUNIT_EXPECT_PTR_EQ(test, f.rb->aux.txn_area, f.aux);
 
 	/* Skipping more than the space is refused and changes nothing. */
 	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, handle.size + 1), -ENOSPC);
@@ -539,6 +545,290 @@ static void aux_test_get_aux(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
 }
 
+/*
+ * Only the handle that holds the buffer's transaction slot can skip in,
+ * read or end the transaction.  @other is what the handle of a second
+ * writer looked like when two begins could both pass a check of the slot
+ * before either claimed it (on two CPUs, see aux_test_claim_race): filled
+ * in for the same buffer and area.  Its skip, perf_get_aux() and end must
+ * leave the open transaction, the head and the transaction's reference
+ * alone; so must a handle whose transaction was ended already.
+ */
+static void aux_test_foreign_end(struct kunit *test)
+{
+	struct perf_output_handle handle = {}, other, *holder;
+	struct aux_fixture f;
+
+	aux_fixture_init(test, &f, 4, 1UL << 20, false);
+	aux_fixture_seek(&f, 1000, 1000);
+	KUNIT_ASSERT_NOT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	other = handle;
+
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&other, 100), -EINVAL);
+	KUNIT_EXPECT_NULL(test, perf_get_aux(&other));
+	perf_aux_output_end(&other, 0);
+	KUNIT_EXPECT_EQ(test, f.rb->aux.head, 1000UL);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 1000ULL);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 2);
+	/* Had the slot been given back, the real end below would oops. */
+	holder = READ_ONCE(f.rb->aux.txn);
+	KUNIT_ASSERT_PTR_EQ(test, holder, &handle);
+	KUNIT_EXPECT_PTR_EQ(test, perf_get_aux(&handle), f.aux->priv);
+
+	/* The holder's own skip and end work ... */
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 100), 0);
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 1100ULL);
+
+	/* ... once: a second end or skip finds nothing to act on. */
+	perf_aux_output_end(&handle, 0);
+	KUNIT_EXPECT_EQ(test, perf_aux_output_skip(&handle, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+	KUNIT_EXPECT_EQ(test, f.rb->user_page->aux_head, 1100ULL);
+}
+
+/* Two threads, each bound to one of two online CPUs. */
+static void aux_test_cpus(struct kunit *test, unsigned int *a, unsigned int *b)
+{
+	*a = cpumask_first(cpu_online_mask);
+	*b = cpumask_next(*a, cpu_online_mask);
+	if (*b >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+}
+
+static struct task_struct *aux_test_start(struct kunit *test,
+					  int (*fn)(void *), void *data,
+					  unsigned int cpu)
+{
+	struct task_struct *task;
+
+	task = kthread_create_on_cpu(fn, data, cpu, "aux_test/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	get_task_struct(task);
+	wake_up_process(task);
+	return task;
+}
+
+/*
+ * Wait until the @n threads sharing @ready are all running, so that
+ * they race for the whole of their time.
+ */
+static void aux_test_gate(atomic_t *ready, int n)
+{
+	atomic_inc(ready);
+	while (atomic_read(ready) < n)
+		cpu_relax();
+}
+
+/* Stop @task (it may have returned already) and collect its result. */
+static int aux_test_join(struct task_struct *task)
+{
+	int ret = kthread_stop(task);
+
+	put_task_struct(task);
+	return ret;
+}
+
+#define AUX_RACE_MS	500
+
+struct claim_racer {
+	struct perf_buffer *rb;
+	struct perf_output_handle handle;
+	atomic_t *ready;
+	atomic_t *holders;
+	atomic_t *overlaps;
+	unsigned long claims;
+	struct completion done;
+};
+
+/*
+ * Claim the slot, hold it a little while counting the holders, give it
+ * back; again until the time is up.
+ */
+static int aux_test_claim_fn(void *data)
+{
+	struct claim_racer *r = data;
+	unsigned long n, until;
+
+	aux_test_gate(r->ready, 2);
+	until = jiffies + msecs_to_jiffies(AUX_RACE_MS);
+	for (n = 1; time_before(jiffies, until); n++) {
+		if (txn_claim(r->rb, &r->handle)) {
+			r->claims++;
+			if (atomic_inc_return(r->holders) > 1)
+				atomic_inc(r->overlaps);
+			ndelay(100);
+			atomic_dec(r->holders);
+			txn_close(&r->handle, r->rb);
+		}
+		if (!(n % 256))
+			cond_resched();
+	}
+	complete(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * Two writers on two CPUs begin on one buffer over and over (the claim
+ * of perf_aux_output_begin(), without its warning): at no time may both
+ * hold the slot.  A check of the slot followed by a store lets both
+ * through when both check before either stores, which needs the two
+ * CPUs to run at once: with KVM or QEMU's multi-threaded TCG, not with
+ * the single-threaded TCG that QEMU 7.2 gives an x86 guest by default.
+ */
+static void aux_test_claim_race(struct kunit *test)
+{
+	atomic_t ready = ATOMIC_INIT(0), holders = ATOMIC_INIT(0);
+	atomic_t overlaps = ATOMIC_INIT(0);
+	struct claim_racer r[2] = {};
+	struct task_struct *task[2];
+	struct aux_fixture f;
+	unsigned int cpu[2];
+	int i;
+
+	aux_test_cpus(test, &cpu[0], &cpu[1]);
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	for (i = 0; i < 2; i++) {
+		r[i].rb = f.rb;
+		r[i].ready = &ready;
+		r[i].holders = &holders;
+		r[i].overlaps = &overlaps;
+		init_completion(&r[i].done);
+	}
+	for (i = 0; i < 2; i++)
+		task[i] = aux_test_start(test, aux_test_claim_fn, &r[i], cpu[i]);
+	for (i = 0; i < 2; i++)
+		wait_for_completion(&r[i].done);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ(test, aux_test_join(task[i]), 0);
+
+	kunit_info(test, "claims %lu + %lu, overlaps %d\n", r[0].claims,
+		   r[1].claims, atomic_read(&overlaps));
+	KUNIT_EXPECT_EQ(test, atomic_read(&overlaps), 0);
+	/* Both got the slot, so they did contend for it. */
+	KUNIT_EXPECT_GT(test, r[0].claims, 0UL);
+	KUNIT_EXPECT_GT(test, r[1].claims, 0UL);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+}
+
+#define AUX_INSTALL_ROUNDS	4096
+
+struct install_race {
+	struct aux_fixture f;
+	struct perf_aux *areas[AUX_INSTALL_ROUNDS];
+	atomic_t ready;
+	struct completion done;
+	unsigned long txns;
+	int rounds;
+	int moved;
+};
+
+/* The writer: transactions of 64 bytes, read at once by the consumer. */
+static int aux_test_writer_fn(void *data)
+{
+	struct install_race *r = data;
+	struct perf_output_handle handle = {};
+	struct perf_buffer *rb = r->f.rb;
+	unsigned long n;
+
+	aux_test_gate(&r->ready, 2);
+	for (n = 1; !kthread_should_stop(); n++) {
+		WRITE_ONCE(rb->user_page->aux_tail, READ_ONCE(rb->user_page->aux_head));
+		if (perf_aux_output_begin(&handle, r->f.event)) {
+			perf_aux_output_end(&handle, 64);
+			r->txns++;
+		}
+		if (!(n % 64))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * munmap() and mmap() of the area, as aux_unmap() and perf_aux_mmap() do
+ * them, with the writer's transactions open across the unmap (the stop
+ * missed it).  Each new area is published closed to new transactions
+ * (no reference), so nothing may move the head until it is opened: a
+ * move seen after aux_install() is an end of the old area publishing
+ * into the new one.
+ */
+static int aux_test_mapper_fn(void *data)
+{
+	struct install_race *r = data;
+	struct perf_buffer *rb = r->f.rb;
+	struct perf_aux *old = r->f.aux;
+	unsigned long until;
+	int i;
+
+	aux_test_gate(&r->ready, 2);
+	until = jiffies + msecs_to_jiffies(3 * AUX_RACE_MS);
+	for (i = 0; i < AUX_INSTALL_ROUNDS && time_before(jiffies, until); i++) {
+		struct perf_aux *new = r->areas[i];
+		u64 seen;
+
+		rcu_assign_pointer(rb->aux.area, NULL);
+		WRITE_ONCE(old->mode, old->mode | PERF_AUX_UNMAPPED);
+		aux_install(rb, new);
+		seen = READ_ONCE(rb->user_page->aux_head);
+		usleep_range(50, 100);	/* an end takes about a microsecond */
+		if (READ_ONCE(rb->user_page->aux_head) != seen)
+			r->moved++;
+		refcount_set(&new->refcount, 1);	/* "mapped": open */
+		old = new;
+		cond_resched();
+	}
+	r->rounds = i;
+	complete(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/*
+ * An end that began on an area and tested its mode just before munmap()
+ * marked it unmapped still publishes, for that area.  No such end may
+ * publish once a newer area of the buffer is installed.
+ */
+static void aux_test_install_race(struct kunit *test)
+{
+	struct task_struct *writer, *mapper;
+	struct install_race *r;
+	unsigned int cpu[2];
+	int i;
+
+	aux_test_cpus(test, &cpu[0], &cpu[1]);
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	aux_fixture_init(test, &r->f, 4, 1UL << 20, false);
+	for (i = 0; i < AUX_INSTALL_ROUNDS; i++) {
+		struct perf_aux *aux = kunit_kzalloc(test, sizeof(*aux), GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, aux);
+		*aux = *r->f.aux;
+		refcount_set(&aux->refcount, 0);
+		aux->priv = aux;
+		r->areas[i] = aux;
+	}
+	init_completion(&r->done);
+
+	writer = aux_test_start(test, aux_test_writer_fn, r, cpu[1]);
+	mapper = aux_test_start(test, aux_test_mapper_fn, r, cpu[0]);
+	wait_for_completion(&r->done);
+	KUNIT_EXPECT_EQ(test, aux_test_join(mapper), 0);
+	KUNIT_EXPECT_EQ(test, aux_test_join(writer), 0);
+
+	kunit_info(test, "rounds %d, transactions %lu, moved %d\n", r->rounds,
+		   r->txns, r->moved);
+	KUNIT_EXPECT_EQ(test, r->moved, 0);
+	KUNIT_EXPECT_GT(test, r->rounds, 8);
+	KUNIT_EXPECT_GT(test, r->txns, 0UL);
+	KUNIT_EXPECT_NULL(test, r->f.rb->aux.txn);
+}
+
 static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_test_space, space_gen_params),
 	KUNIT_CASE_PARAM(aux_test_crossed, crossed_gen_params),
@@ -554,6 +844,9 @@ static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE(aux_test_begin_child),
 	KUNIT_CASE(aux_test_stale_end),
 	KUNIT_CASE(aux_test_get_aux),
+	KUNIT_CASE(aux_test_foreign_end),
+	KUNIT_CASE(aux_test_claim_race),
+	KUNIT_CASE(aux_test_install_race),
 	{}
 };
 
