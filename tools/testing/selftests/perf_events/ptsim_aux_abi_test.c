@@ -1089,13 +1089,15 @@ static struct probe aux_probe(int type, __u64 config, bool exclude_kernel)
 	return r;
 }
 
-#define EXPECT_PROBE(_step, _err, _r, _what) do {			\
-	struct probe __r = (_r);					\
-	EXPECT_EQ(_step, __r.step) TH_LOG("%s: step %d: %s", _what,	\
-					  __r.step, strerror(__r.err));	\
-	EXPECT_EQ(_err, __r.err) TH_LOG("%s: step %d: %s", _what,	\
-					__r.step, strerror(__r.err));	\
-} while (0)
+/* The probe @r, of @what, must have ended at @step with @err. */
+static void expect_probe(struct __test_metadata *_metadata, int step,
+			 int err, struct probe r, const char *what)
+{
+	EXPECT_EQ(step, r.step)
+		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
+	EXPECT_EQ(err, r.err)
+		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
+}
 
 /* ptsim's three registrations map the one-page AUX area. */
 TEST(aux_probe_ptsim)
@@ -1111,7 +1113,8 @@ TEST(aux_probe_ptsim)
 	for (i = 0; i < ARRAY_SIZE(pmus); i++) {
 		type = pmu_type(pmus[i]);
 		ASSERT_LE(0, type) TH_LOG("%s: no type", pmus[i]);
-		EXPECT_PROBE(PROBE_AUX, 0, aux_probe(type, 0, true), pmus[i]);
+		expect_probe(_metadata, PROBE_AUX, 0,
+			     aux_probe(type, 0, true), pmus[i]);
 	}
 }
 
@@ -1124,13 +1127,13 @@ TEST(aux_probe_no_aux)
 {
 	int type = pmu_type("ptsim_mark");
 
-	EXPECT_PROBE(PROBE_AUX, EOPNOTSUPP,
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
 		     aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true),
 		     "software dummy");
 	if (type < 0)
 		SKIP(return, "no ptsim_mark PMU");
-	EXPECT_PROBE(PROBE_AUX, EOPNOTSUPP, aux_probe(type, 0, true),
-		     "ptsim_mark");
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
+		     aux_probe(type, 0, true), "ptsim_mark");
 }
 
 /*
@@ -1149,11 +1152,11 @@ TEST(aux_probe_busy)
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, 0, -1, -1);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
-	EXPECT_PROBE(PROBE_OPEN, EBUSY, aux_probe(ptsim_type(), 0, true),
-		     "ptsim, busy");
+	expect_probe(_metadata, PROBE_OPEN, EBUSY,
+		     aux_probe(ptsim_type(), 0, true), "ptsim, busy");
 	close(fd);
-	EXPECT_PROBE(PROBE_AUX, 0, aux_probe(ptsim_type(), 0, true),
-		     "ptsim, free again");
+	expect_probe(_metadata, PROBE_AUX, 0,
+		     aux_probe(ptsim_type(), 0, true), "ptsim, free again");
 }
 
 /* The probes of an unprivileged user, in order; see aux_probe_nobody. */
@@ -1223,8 +1226,8 @@ static void nobody_run(struct __test_metadata *_metadata, long mlock_kb,
 	close(p[0]);
 	waitpid(pid, &status, 0);
 	ASSERT_EQ(sizeof(*res), n);
-	ASSERT_EQ(0, res->setup) TH_LOG("setup step %d: %s", res->setup,
-				       strerror(res->err));
+	ASSERT_EQ(0, res->setup)
+		TH_LOG("setup step %d: %s", res->setup, strerror(res->err));
 }
 
 /*
@@ -1255,13 +1258,14 @@ TEST(aux_probe_nobody)
 	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, old_mlock));
 	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
 
-	EXPECT_PROBE(PROBE_AUX, 0, a.r[NOBODY_PTSIM], "ptsim");
-	EXPECT_PROBE(PROBE_OPEN, EACCES, a.r[NOBODY_PTSIM_KERNEL],
+	expect_probe(_metadata, PROBE_AUX, 0, a.r[NOBODY_PTSIM], "ptsim");
+	expect_probe(_metadata, PROBE_OPEN, EACCES, a.r[NOBODY_PTSIM_KERNEL],
 		     "ptsim with the kernel");
-	EXPECT_PROBE(PROBE_AUX, EOPNOTSUPP, a.r[NOBODY_DUMMY], "dummy");
-	EXPECT_PROBE(PROBE_AUX, EPERM, b.r[NOBODY_PTSIM_LOCKED],
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP, a.r[NOBODY_DUMMY],
+		     "dummy");
+	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_PTSIM_LOCKED],
 		     "ptsim, locked memory");
-	EXPECT_PROBE(PROBE_AUX, EPERM, b.r[NOBODY_DUMMY_LOCKED],
+	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_DUMMY_LOCKED],
 		     "dummy, locked memory");
 }
 
