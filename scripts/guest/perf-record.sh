@@ -32,9 +32,9 @@
 #
 # The raw cases: ptsim_large, the same engine registered under a name perf
 # has no module for (patch 0050 knows "ptsim" only), so perf records it
-# through the raw path (tools/perf/Documentation/perf-raw-aux.txt: the
-# kernel's <pmu>/aux_area says "aux ...").  The terms are those perf
-# gives ptsim by default.
+# through the raw path (tools/perf/Documentation/perf-raw-aux.txt: perf
+# maps a one-page AUX area for an event of the PMU, and the kernel lets
+# it).  The terms are those perf gives ptsim by default.
 #   raw           per task, perf's default AUX area size
 #   raw_thread    --per-thread, -m ,256
 #   raw_snapshot  -S, snapshots on SIGUSR2

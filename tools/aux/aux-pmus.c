@@ -5,11 +5,18 @@
  *
  * The kernel has no sysfs attribute for "this PMU has an AUX area", so the
  * only faithful test is the one a tool performs: open an event of the PMU,
- * map its data area, and map an AUX area at aux_offset.  A PMU that cannot
- * open an event with config 0 is reported as such, with the errno.
+ * map its data area, and map an AUX area at aux_offset.  Only that last
+ * mmap() answers: 0, yes; EOPNOTSUPP, no (the core's has_aux() check);
+ * ENOMEM, yes, but the PMU refused this size.  Anything else (EPERM over
+ * the locked-memory limit, which is charged before has_aux() is checked;
+ * an event that cannot be opened: EACCES under perf_event_paranoid, EBUSY
+ * while an exclusive PMU is in use, EINVAL for config 0) says nothing
+ * about the PMU, and is reported as "unknown" with the errno.  The
+ * selftest ptsim_aux_abi_test pins each of these answers.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +56,12 @@ static int open_event(int type)
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	/* Per-task first, as an unprivileged tool would; then per-CPU. */
+	/*
+	 * Per-task first, as an unprivileged tool would; then on CPU 0 if
+	 * that is EINVAL, as for a PMU without a task context (uncore-like).
+	 */
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-	if (fd < 0)
+	if (fd < 0 && errno == EINVAL)
 		fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
 	return fd;
 }
@@ -81,6 +91,21 @@ static int probe_aux(int fd, const char **step)
 	return err;
 }
 
+/*
+ * The answer of a probe that ended at @step with @err (0: the AUX area was
+ * mapped): "yes", "no", or "unknown".
+ */
+static const char *verdict(const char *step, int err)
+{
+	bool aux_step = !strcmp(step, "mmap aux");
+
+	if (!err || (aux_step && err == ENOMEM))
+		return "yes";
+	if (aux_step && err == EOPNOTSUPP)
+		return "no";
+	return "unknown";
+}
+
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
 	return strcmp((*a)->d_name, (*b)->d_name);
@@ -89,7 +114,7 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 int main(void)
 {
 	struct dirent **names;
-	int n, i, naux = 0;
+	int n, i, naux = 0, nunknown = 0;
 
 	n = scandir(SYSFS_PMUS, &names, NULL, by_name);
 	if (n < 0) {
@@ -97,30 +122,31 @@ int main(void)
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
-		const char *pmu = names[i]->d_name, *step;
+		const char *pmu = names[i]->d_name, *step = "open", *v;
 		int type, fd, err;
 
 		type = pmu[0] == '.' ? -1 : read_type(pmu);
-		fd = type < 0 ? -1 : open_event(type);
 		if (type < 0) {
 			/* not a PMU directory */
-		} else if (fd < 0) {
-			printf("pmu %-12s type %-3d cannot open an event: %s\n",
-			       pmu, type, strerror(errno));
-		} else {
-			err = probe_aux(fd, &step);
-			if (err)
-				printf("pmu %-12s type %-3d AUX area: no (%s: %s)\n",
-				       pmu, type, step, strerror(err));
-			else
-				printf("pmu %-12s type %-3d AUX area: yes\n", pmu, type);
-			naux += !err;
+			free(names[i]);
+			continue;
 		}
+		fd = open_event(type);
+		err = fd < 0 ? errno : probe_aux(fd, &step);
+		v = verdict(step, err);
+		if (err)
+			printf("pmu %-12s type %-3d AUX area: %s (%s: %s)\n",
+			       pmu, type, v, step, strerror(err));
+		else
+			printf("pmu %-12s type %-3d AUX area: %s\n", pmu, type, v);
+		naux += !strcmp(v, "yes");
+		nunknown += !strcmp(v, "unknown");
 		if (fd >= 0)
 			close(fd);
 		free(names[i]);
 	}
 	free(names);
-	printf("aux-pmus: %d AUX-capable PMU%s\n", naux, naux == 1 ? "" : "s");
+	printf("aux-pmus: %d AUX-capable PMU%s, %d unknown\n", naux,
+	       naux == 1 ? "" : "s", nunknown);
 	return 0;
 }

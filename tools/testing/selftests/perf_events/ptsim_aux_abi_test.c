@@ -5,8 +5,8 @@
  * the errnos of aux_sample_size and aux_output requests, aux_output
  * samples in the trace (with ptsim_mark), the default and
  * an explicit aux_watermark, the locked-memory accounting of an AUX
- * mapping, PERF_RECORD_ITRACE_START, and the aux_area file every PMU
- * has in sysfs.
+ * mapping, PERF_RECORD_ITRACE_START, and the probe by which a tool
+ * tells a PMU with an AUX area from one without.
  */
 #include "ptsim_lib.h"
 #include <dirent.h>
@@ -1019,97 +1019,264 @@ TEST(itrace_start_once)
 	sess_free(&s);
 }
 
-/* ---- sysfs: <pmu>/aux_area ---- */
+/* ---- Which PMUs have an AUX area: the probe ---- */
 
 /*
- * Documentation/ABI/testing/sysfs-bus-event_source-devices-aux_area: one
- * line, "none", or "aux" and the capabilities in this order.
+ * 6.12 says in no file whether a PMU can fill an AUX area.  A tool finds
+ * out as perf and tools/aux/aux-pmus do: open an event of the PMU (config
+ * 0, disabled, user space only; per task, or on CPU 0 where a per-task
+ * event is EINVAL, as for a PMU without a task context), map the user
+ * page alone as its data area, and a one-page AUX area above it.  Only
+ * that last mmap() answers: 0, an AUX area; EOPNOTSUPP, none (the core's
+ * has_aux() check, made after the mapping's own checks and the
+ * locked-memory charge); ENOMEM, an AUX area whose PMU refused one page
+ * (arm_spe wants two).  Any other outcome, of any step, says nothing
+ * about the PMU: the open fails with EACCES under perf_event_paranoid,
+ * EBUSY while an exclusive PMU is in use, and a mapping with EPERM over
+ * the locked-memory limit, whether or not the PMU has an AUX area.
+ * These cases pin each of those answers.
  */
-static const char * const aux_area_words[] = {
-	"itrace", "aux_output", "aux_pause", "aux_no_sg", "aux_prefer_large",
+enum { PROBE_OPEN, PROBE_DATA, PROBE_AUX };
+
+struct probe {
+	int step;	/* where it ended: PROBE_OPEN, _DATA or _AUX */
+	int err;	/* that step's errno; 0: the AUX area was mapped */
 };
 
-/* @pmu's aux_area into @buf (NUL-terminated); its length, -1 if none. */
-static int aux_area_read(const char *pmu, char *buf, size_t size)
+static struct probe aux_probe(int type, __u64 config, bool exclude_kernel)
 {
-	char path[256];
-	ssize_t n;
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = type,
+		.config = config,
+		.disabled = 1,
+		.exclude_kernel = exclude_kernel,
+		.exclude_hv = 1,
+	};
+	long psz = sysconf(_SC_PAGESIZE);
+	struct probe r = { PROBE_OPEN, 0 };
+	struct perf_event_mmap_page *pg;
+	void *aux;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/aux_area",
-		 pmu);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
+	fd = perf_open(&attr, 0, -1, -1);
+	if (fd < 0 && errno == EINVAL)
+		fd = perf_open(&attr, -1, 0, -1);
+	if (fd < 0) {
+		r.err = errno;
+		return r;
+	}
+	r.step = PROBE_DATA;
+	pg = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		r.err = errno;
+		close(fd);
+		return r;
+	}
+	r.step = PROBE_AUX;
+	pg->aux_offset = psz;
+	pg->aux_size = psz;
+	aux = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, psz);
+	if (aux == MAP_FAILED)
+		r.err = errno;
+	else
+		munmap(aux, psz);
+	munmap(pg, psz);
 	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
+	return r;
+}
+
+/* The probe @r, of @what, must have ended at @step with @err. */
+static void expect_probe(struct __test_metadata *_metadata, int step,
+			 int err, struct probe r, const char *what)
+{
+	EXPECT_EQ(step, r.step)
+		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
+	EXPECT_EQ(err, r.err)
+		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
+}
+
+/* ptsim's three registrations map the one-page AUX area. */
+TEST(aux_probe_ptsim)
+{
+	static const char * const pmus[] = {
+		"ptsim", "ptsim_nosg", "ptsim_large",
+	};
+	size_t i;
+	int type;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	for (i = 0; i < ARRAY_SIZE(pmus); i++) {
+		type = pmu_type(pmus[i]);
+		ASSERT_LE(0, type) TH_LOG("%s: no type", pmus[i]);
+		expect_probe(_metadata, PROBE_AUX, 0,
+			     aux_probe(type, 0, true), pmus[i]);
+	}
 }
 
 /*
- * NULL if @line is the documented format: "none\n", or "aux" and known
- * words in their order (unknown words, from a later kernel, anywhere
- * after "aux"), single spaces, one "\n" at the end; else what is wrong.
+ * No AUX area: the software dummy event, and ptsim_mark, which only
+ * writes samples into another event's AUX area (aux_output).  Each gets
+ * as far as the AUX mmap(), which is EOPNOTSUPP.
  */
-static const char *aux_area_format(const char *line)
+TEST(aux_probe_no_aux)
 {
-	size_t len = strlen(line), next = 0, i, w;
-	const char *p;
+	int type = pmu_type("ptsim_mark");
 
-	if (!len || line[len - 1] != '\n')
-		return "not one line ending in a newline";
-	if (strchr(line, '\n') != line + len - 1)
-		return "more than one line";
-	if (!strcmp(line, "none\n"))
-		return NULL;
-	if (strncmp(line, "aux", 3) || (line[3] != ' ' && line[3] != '\n'))
-		return "neither \"none\" nor \"aux ...\"";
-	for (p = line + 3; *p == ' '; p += w) {
-		p++;
-		w = strcspn(p, "\n ");
-		if (!w)
-			return "an empty word";
-		for (i = 0; i < ARRAY_SIZE(aux_area_words); i++) {
-			if (strlen(aux_area_words[i]) == w &&
-			    !strncmp(p, aux_area_words[i], w))
-				break;
-		}
-		if (i == ARRAY_SIZE(aux_area_words))
-			continue;
-		if (i < next)
-			return "a known word twice or out of order";
-		next = i + 1;
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
+		     aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true),
+		     "software dummy");
+	if (type < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
+		     aux_probe(type, 0, true), "ptsim_mark");
+}
+
+/*
+ * ptsim is exclusive (PERF_PMU_CAP_EXCLUSIVE, as CoreSight's ETM is):
+ * while this task has a ptsim event, the probe's per-task event on it is
+ * EBUSY, which says nothing of an AUX area.  Once it is closed the probe
+ * answers again.
+ */
+TEST(aux_probe_busy)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	expect_probe(_metadata, PROBE_OPEN, EBUSY,
+		     aux_probe(ptsim_type(), 0, true), "ptsim, busy");
+	close(fd);
+	expect_probe(_metadata, PROBE_AUX, 0,
+		     aux_probe(ptsim_type(), 0, true), "ptsim, free again");
+}
+
+/* The probes of an unprivileged user, in order; see aux_probe_nobody. */
+enum {
+	NOBODY_PTSIM,		/* user space only */
+	NOBODY_PTSIM_KERNEL,	/* with the kernel: paranoid 2 refuses */
+	NOBODY_DUMMY,
+	NOBODY_PTSIM_LOCKED,	/* over the locked-memory limit */
+	NOBODY_DUMMY_LOCKED,
+	NOBODY_PROBES
+};
+
+struct nobody_result {
+	int setup;		/* 0, or the step that failed */
+	int err;
+	struct probe r[NOBODY_PROBES];
+};
+
+static void nobody_child(int wfd, long psz, bool locked)
+{
+	struct nobody_result res = { 0 };
+	struct rlimit rl = { psz, psz };
+
+	if (locked && setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		res.setup = 1;
+		goto out;
 	}
-	return *p == '\n' ? NULL : "a word after the end";
+	if (setgid(65534) || setuid(65534)) {
+		res.setup = 2;
+		goto out;
+	}
+	if (locked) {
+		res.r[NOBODY_PTSIM_LOCKED] = aux_probe(ptsim_type(), 0, true);
+		res.r[NOBODY_DUMMY_LOCKED] =
+			aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true);
+	} else {
+		res.r[NOBODY_PTSIM] = aux_probe(ptsim_type(), 0, true);
+		res.r[NOBODY_PTSIM_KERNEL] = aux_probe(ptsim_type(), 0, false);
+		res.r[NOBODY_DUMMY] =
+			aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true);
+	}
+out:
+	res.err = errno;
+	if (write(wfd, &res, sizeof(res)) != sizeof(res))
+		_exit(1);
+	_exit(0);
 }
 
-TEST(aux_area_format_checker)
+static void nobody_run(struct __test_metadata *_metadata, long mlock_kb,
+		       bool locked, struct nobody_result *res)
 {
-	/* The checker itself, on lines the kernel must never write. */
-	EXPECT_EQ(NULL, aux_area_format("none\n"));
-	EXPECT_EQ(NULL, aux_area_format("aux\n"));
-	EXPECT_EQ(NULL, aux_area_format("aux itrace aux_pause\n"));
-	EXPECT_EQ(NULL, aux_area_format("aux itrace future aux_no_sg\n"));
-	EXPECT_NE(NULL, aux_area_format("none"));
-	EXPECT_NE(NULL, aux_area_format("aux itrace\n\n"));
-	EXPECT_NE(NULL, aux_area_format("aux  itrace\n"));
-	EXPECT_NE(NULL, aux_area_format("aux itrace\x20\n"));
-	EXPECT_NE(NULL, aux_area_format("aux aux_pause itrace\n"));
-	EXPECT_NE(NULL, aux_area_format("none itrace\n"));
-	EXPECT_NE(NULL, aux_area_format("auxitrace\n"));
-	EXPECT_NE(NULL, aux_area_format("\n"));
+	long psz = sysconf(_SC_PAGESIZE);
+	int p[2], status, n;
+	pid_t pid;
+
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, mlock_kb));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[0]);
+		nobody_child(p[1], psz, locked);
+	}
+	close(p[1]);
+	memset(res, 0, sizeof(*res));
+	n = read(p[0], res, sizeof(*res));
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	ASSERT_EQ(sizeof(*res), n);
+	ASSERT_EQ(0, res->setup)
+		TH_LOG("setup step %d: %s", res->setup, strerror(res->err));
 }
 
-/* Every PMU has the file, in the documented format. */
-TEST(aux_area_every_pmu)
+/*
+ * As nobody at perf_event_paranoid 2, the probe a tool run by a user
+ * makes: of user space, it tells ptsim from the dummy event as root's
+ * does; of the kernel too, the open is EACCES (as would be the per-CPU
+ * event of a PMU without a task context).  With perf_event_mlock_kb 0
+ * and RLIMIT_MEMLOCK one page, the user page fits and the AUX page does
+ * not: EPERM for ptsim and for the dummy event alike, as the charge comes
+ * before the has_aux() check.
+ */
+TEST(aux_probe_nobody)
 {
-	char buf[512];
-	const char *why;
+	long old_mlock, old_paranoid;
+	struct nobody_result a, b;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if (geteuid())
+		SKIP(return, "needs root to set the sysctls and drop to nobody");
+	old_mlock = read_long(MLOCK_SYSCTL);
+	old_paranoid = read_long(PARANOID_SYSCTL);
+	ASSERT_NE(LONG_MIN, old_mlock);
+	ASSERT_NE(LONG_MIN, old_paranoid);
+	ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+	nobody_run(_metadata, 516, false, &a);
+	nobody_run(_metadata, 0, true, &b);
+	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, old_mlock));
+	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+
+	expect_probe(_metadata, PROBE_AUX, 0, a.r[NOBODY_PTSIM], "ptsim");
+	expect_probe(_metadata, PROBE_OPEN, EACCES, a.r[NOBODY_PTSIM_KERNEL],
+		     "ptsim with the kernel");
+	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP, a.r[NOBODY_DUMMY],
+		     "dummy");
+	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_PTSIM_LOCKED],
+		     "ptsim, locked memory");
+	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_DUMMY_LOCKED],
+		     "dummy, locked memory");
+}
+
+/*
+ * Every PMU of the system, probed as root: whatever its open or data
+ * mapping gives, a probe that reaches the AUX mmap() must get one of the
+ * answers above (0, EOPNOTSUPP, ENOMEM), or a tool could not read it.
+ * ptsim's three registrations answer 0.
+ */
+TEST(aux_probe_every_pmu)
+{
+	int pmus = 0, aux = 0, none = 0, type, ptsim = 0;
 	struct dirent *d;
-	int pmus = 0, aux = 0, n;
+	struct probe r;
 	DIR *dir;
 
 	dir = opendir("/sys/bus/event_source/devices");
@@ -1117,48 +1284,32 @@ TEST(aux_area_every_pmu)
 	while ((d = readdir(dir))) {
 		if (d->d_name[0] == '.')
 			continue;
-		pmus++;
-		n = aux_area_read(d->d_name, buf, sizeof(buf));
-		EXPECT_LT(0, n) TH_LOG("%s: no aux_area", d->d_name);
-		if (n <= 0)
+		type = pmu_type(d->d_name);
+		EXPECT_LE(0, type) TH_LOG("%s: no type", d->d_name);
+		if (type < 0)
 			continue;
-		why = aux_area_format(buf);
-		EXPECT_EQ(NULL, why) TH_LOG("%s: \"%s\": %s", d->d_name, buf, why);
-		if (!strncmp(buf, "aux", 3))
+		pmus++;
+		r = aux_probe(type, 0, true);
+		TH_LOG("%-12s step %d: %s", d->d_name, r.step,
+		       r.err ? strerror(r.err) : "AUX area mapped");
+		if (r.step != PROBE_AUX)
+			continue;
+		EXPECT_TRUE(!r.err || r.err == EOPNOTSUPP || r.err == ENOMEM)
+			TH_LOG("%s: the AUX mmap() is %s", d->d_name,
+			       strerror(r.err));
+		if (r.err == EOPNOTSUPP) {
+			none++;
+		} else if (!r.err || r.err == ENOMEM) {
 			aux++;
+			if (!strncmp(d->d_name, "ptsim", 5))
+				ptsim++;
+		}
 	}
 	closedir(dir);
-	TH_LOG("%d PMUs, %d with an AUX area", pmus, aux);
-	EXPECT_GE(pmus, 2);
-}
-
-/*
- * What ptsim's registrations show: the engine's ITRACE and AUX_PAUSE,
- * plus what each variant adds (its EXCLUSIVE is not an AUX capability);
- * ptsim_mark only writes into another event's AUX area, and the
- * software PMU has none.
- */
-TEST(aux_area_ptsim)
-{
-	static const struct {
-		const char *pmu, *line;
-	} want[] = {
-		{ "ptsim",	 "aux itrace aux_pause\n" },
-		{ "ptsim_nosg",	 "aux itrace aux_pause aux_no_sg\n" },
-		{ "ptsim_large", "aux itrace aux_pause aux_prefer_large\n" },
-		{ "ptsim_mark",	 "none\n" },
-		{ "software",	 "none\n" },
-	};
-	char buf[512];
-	size_t i;
-
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	for (i = 0; i < ARRAY_SIZE(want); i++) {
-		ASSERT_LT(0, aux_area_read(want[i].pmu, buf, sizeof(buf)))
-			TH_LOG("%s: no aux_area", want[i].pmu);
-		EXPECT_STREQ(want[i].line, buf) TH_LOG("%s", want[i].pmu);
-	}
+	TH_LOG("%d PMUs: %d with an AUX area, %d without", pmus, aux, none);
+	EXPECT_LE(1, none);	/* software, at least */
+	if (ptsim_type() >= 0)
+		EXPECT_EQ(3, ptsim);
 }
 
 TEST_HARNESS_MAIN
