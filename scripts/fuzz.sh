@@ -9,7 +9,7 @@
 # not finish.  The last two lines printed are
 #
 #   perf_fuzzer: kernel=K seed=S ops=N ptsim_opens=N aux_maps=N data_maps=N
-#                child_kills=N end=E
+#                fixed_refused=N storm_stops=N child_kills=N end=E
 #   fuzz: kernel=K seed=S ops=N injections=N leaks=N splats=N failures=N
 #         kcsan_ours=N kcsan_elsewhere=N
 #

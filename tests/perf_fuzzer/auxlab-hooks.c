@@ -10,7 +10,8 @@
  *    mapping: the fuzzer maps data areas at offset 0 only), printed at
  *    exit with the operations run as
  *      "auxlab-pf: ops=N ptsim_opens=N aux_maps=N data_maps=N
- *       fixed_refused=N"
+ *       fixed_refused=N storm_stops=N" (storm_stops: events closed by
+ *       0005-storm-silence.patch's rule)
  *  - a guard: mmap() with MAP_FIXED over the fuzzer's own text, data,
  *    heap, stack or vDSO is refused (EINVAL, counted as fixed_refused),
  *    see __wrap_mmap();
@@ -89,6 +90,11 @@ static int is_ptsim_type(__u32 type)
 	return 0;
 }
 
+/* fuzz_overflow.c, with 0005-storm-silence.patch: fds whose signals the
+ * overflow handler ignores since their event stormed. */
+extern unsigned char auxlab_storm_fd[];
+extern const int auxlab_storm_fds;
+
 int __wrap_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			   int group_fd, unsigned long flags)
 {
@@ -96,6 +102,9 @@ int __wrap_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 
 	if (fd >= 0 && attr && is_ptsim_type(attr->type))
 		ptsim_opens++;
+	/* A new event: its signals count again. */
+	if (fd >= 0 && fd < auxlab_storm_fds)
+		auxlab_storm_fd[fd] = 0;
 	return fd;
 }
 
@@ -284,11 +293,14 @@ sighandler_t __wrap_signal(int sig, sighandler_t handler)
 	return old;
 }
 
+/* fuzz_overflow.c, with 0005-storm-silence.patch */
+extern long auxlab_storm_stops;
+
 static void summary(void)
 {
-	printf("auxlab-pf: ops=%lld ptsim_opens=%ld aux_maps=%ld data_maps=%ld fixed_refused=%ld\n",
+	printf("auxlab-pf: ops=%lld ptsim_opens=%ld aux_maps=%ld data_maps=%ld fixed_refused=%ld storm_stops=%ld\n",
 	       stats.total_iterations, ptsim_opens, aux_maps, data_maps,
-	       fixed_refused);
+	       fixed_refused, auxlab_storm_stops);
 	fflush(stdout);
 }
 
