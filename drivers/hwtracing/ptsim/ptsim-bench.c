@@ -46,7 +46,7 @@ struct ptsim_bench_stats {
 static DEFINE_PER_CPU(struct ptsim_bench_stats, ptsim_bench_stats);
 
 /**
- * ptsim_bench() - one tick of the benchmark mode
+ * ptsim_bench() - one tick of the benchmark mode: its ``run`` hook
  * @c: the trace engine of this CPU, with a transaction open
  * @ev: the event, with @ev->bench_shift set
  *
@@ -54,7 +54,8 @@ static DEFINE_PER_CPU(struct ptsim_bench_stats, ptsim_bench_stats);
  * unit's interrupt handler does it: the DMA writes 2^@ev->bench_shift
  * bytes (PAD packets, copied from the zero page) at handle.head, the
  * transaction is ended, which publishes aux_head, logs a PERF_RECORD_AUX
- * and wakes the consumer at the watermark, and the next one is begun.
+ * and wakes the consumer at the watermark, and the next one is begun:
+ * the PMI, in NMI unless the event has irq_pmi (see "The PMI").
  * Only the exported AUX output API is used, so the same code measures
  * whichever implementation of it the kernel has.  The time the whole
  * loop took, from the kernel's monotonic clock (instruction-driven under
@@ -71,7 +72,7 @@ static DEFINE_PER_CPU(struct ptsim_bench_stats, ptsim_bench_stats);
  * Return: true if a transaction is open for the next tick; false if the
  * AUX area went away, and the engine must stop.
  */
-bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev)
+static bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev)
 {
 	struct ptsim_bench_stats *st = this_cpu_ptr(&ptsim_bench_stats);
 	const void *zero = page_address(ZERO_PAGE(0));
@@ -103,7 +104,7 @@ bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev)
 			WRITE_ONCE(st->begin_ns,
 				   st->begin_ns + ktime_get_ns() - t2);
 		} else {
-			open = ptsim_interrupt(c);
+			open = ptsim_pmi(c, PTSIM_PMI_INT);
 		}
 		if (!open)
 			break;
@@ -114,10 +115,14 @@ bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev)
 	if (open && i < ev->rate) {
 		WRITE_ONCE(st->stalls, st->stalls + 1);
 		/* An empty transaction: nothing is logged, the room renewed. */
-		open = ptsim_interrupt(c);
+		open = ptsim_pmi(c, PTSIM_PMI_INT);
 	}
 	return open;
 }
+
+const struct ptsim_hooks ptsim_bench_hooks = {
+	.run	= ptsim_bench,
+};
 
 /* debugfs: the benchmark's figures */
 

@@ -27,6 +27,10 @@
  * need no locks: at most one of these runs at a time on a CPU, and an
  * event is active on one CPU at a time.
  *
+ * ptsim's own NMI handler (see "The PMI") is no exception: it runs only
+ * while the tick that raised the PMI waits for it, and the tick touches
+ * nothing until the handler has returned.
+ *
  * The one exception is pause/resume (PERF_EF_PAUSE / PERF_EF_RESUME),
  * which may come from NMI context in the middle of a tick.  The perf core
  * records the state in event->hw.aux_paused before calling us; we do
@@ -53,6 +57,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/string.h>
+#include <asm/irq_regs.h>
 #ifdef CONFIG_X86
 #include <asm/msr.h>
 #endif
@@ -400,6 +405,98 @@ bool ptsim_interrupt(struct ptsim_cpu *c)
 }
 
 /**
+ * DOC: The PMI
+ *
+ * Trace hardware interrupts the CPU when its output reaches an entry of
+ * its table marked for it (Intel PT's ToPA INT bit), the watermark here,
+ * and when it stops because the buffer is full; on x86 that interrupt,
+ * the PMI, is an NMI.  Its handler (intel_pt_interrupt()) finds the open
+ * transaction with perf_get_aux(), ends it, with TRUNCATED if the buffer
+ * is full, and begins the next.  A counter overflow of the core PMU is
+ * the same NMI, and its perf_event_overflow() runs AUX sampling and
+ * aux_pause/aux_resume from there.
+ *
+ * ptsim raises its PMI in the same places, from the engine's tick, and
+ * delivers it through the hook in the DELIVERY slot of the engine's
+ * table: by default a self-NMI (ptsim-nmi.c), whose handler does what
+ * intel_pt's does, in NMI context; with the ``irq_pmi`` config bit, and
+ * where the architecture has no self-NMI, the tick handles it in place,
+ * in its hard interrupt.  The reasons are collected in &struct
+ * ptsim_cpu.pmi, and ptsim_pmi_handle() is the handler's body either way.
+ *
+ * The engine waits for its PMI to be handled before it writes on, as a
+ * DMA engine that stops at a STOP entry waits: so the NMI handler, not
+ * the tick, owns the transaction from the raise until it returns, and
+ * the tick carries on with the transaction the handler left open (or
+ * stops if there is none).  Everything else that ends or begins a
+ * transaction (pmu::start, stop, flush) is the driver acting, not the
+ * hardware, and handles the same reasons in place, with no PMI.
+ */
+
+/**
+ * ptsim_pmi_handle() - what the PMI handler does
+ * @c: the trace engine of this CPU, with a transaction open unless the
+ * reason is only %PTSIM_PMI_MARK
+ * @why: PTSIM_PMI_* reasons
+ * @regs: the registers the interrupt saved, for a sample
+ *
+ * For the mark counter's overflow, its hook delivers the sample.  For a
+ * watermark or a region end, publishes what the transaction wrote and
+ * begins the next one; for a full buffer, ends the transaction with
+ * TRUNCATED.  As intel_pt's handler does, the transaction is found with
+ * perf_get_aux(), which must give the buffer the engine writes to.
+ *
+ * Context: the CPU of @c, interrupts disabled, NMI included.
+ * Return: true if a transaction is open afterwards.
+ */
+bool ptsim_pmi_handle(struct ptsim_cpu *c, unsigned int why,
+		      struct pt_regs *regs)
+{
+	const struct ptsim_hooks *mark = c->hooks[PTSIM_HOOK_MARK];
+
+	if ((why & PTSIM_PMI_MARK) && mark)
+		mark->overflow(c, regs);
+	if (!(why & (PTSIM_PMI_INT | PTSIM_PMI_FULL)))
+		return READ_ONCE(c->buf);
+	if (WARN_ON_ONCE(!c->buf || perf_get_aux(&c->handle) != c->buf))
+		return false;
+	if (why & PTSIM_PMI_FULL) {
+		ptsim_truncate(c);
+		return false;
+	}
+	return ptsim_interrupt(c);
+}
+
+/**
+ * ptsim_pmi() - raise a PMI
+ * @c: the trace engine of this CPU
+ * @why: PTSIM_PMI_* reasons
+ *
+ * From the tick, the PMI is delivered by the engine's delivery hook;
+ * elsewhere (pmu::stop or flush draining the FIFO) the driver handles
+ * the reasons in place.  See "The PMI".
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true if a transaction is open once the PMI has been handled.
+ */
+bool ptsim_pmi(struct ptsim_cpu *c, unsigned int why)
+{
+	if (c->in_tick)
+		return c->hooks[PTSIM_HOOK_DELIVERY]->pmi(c, why);
+	return ptsim_pmi_handle(c, why, get_irq_regs());
+}
+
+/* The delivery in place: the tick's hard interrupt is the PMI. */
+static bool ptsim_irq_pmi(struct ptsim_cpu *c, unsigned int why)
+{
+	return ptsim_pmi_handle(c, why, get_irq_regs());
+}
+
+const struct ptsim_hooks ptsim_irq_hooks = {
+	.pmi	= ptsim_irq_pmi,
+};
+
+/**
  * ptsim_emit() - write one record into the AUX buffer, as the DMA does
  * @c: the trace engine of this CPU, with a transaction open
  * @rec: the record, whole packets
@@ -444,16 +541,14 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 			c->written += room;
 		} else {
 			if (c->written) {
-				if (!ptsim_interrupt(c))
+				if (!ptsim_pmi(c, PTSIM_PMI_INT))
 					return false;
 				buf = c->buf;
 				pos = c->handle.head;
 				room = region_room(buf, pos);
 			}
-			if (room > c->handle.size) {
-				ptsim_truncate(c);
-				return false;
-			}
+			if (room > c->handle.size)
+				return ptsim_pmi(c, PTSIM_PMI_FULL);
 			ptsim_aux_copy(buf, pos, NULL, room);
 			smp_wmb();	/* PAD visible before aux_head moves */
 			/* Cannot fail: room <= handle.size was checked. */
@@ -462,10 +557,8 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 		pos += room;
 	}
 
-	if (!buf->snapshot && c->written + len > c->handle.size) {
-		ptsim_truncate(c);
-		return false;
-	}
+	if (!buf->snapshot && c->written + len > c->handle.size)
+		return ptsim_pmi(c, PTSIM_PMI_FULL);
 	ptsim_aux_copy(buf, pos, rec, len);
 	barrier();	/* for ptsim_snapshot_aux() */
 	c->written += len;
@@ -481,7 +574,7 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 	 */
 	if (!buf->snapshot && c->handle.head + c->written >= c->handle.wakeup &&
 	    c->written < c->handle.size)
-		return ptsim_interrupt(c);
+		return ptsim_pmi(c, PTSIM_PMI_INT);
 	return true;
 }
 
@@ -509,8 +602,6 @@ bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 	}
 	return true;
 }
-
-/* ---- the benchmark mode ---- */
 
 /* ---- the producer ---- */
 
@@ -612,18 +703,17 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 	bool paused;
 	u64 ip;
 
+	const struct ptsim_hooks *mode = c->hooks[PTSIM_HOOK_MODE];
+	const struct ptsim_hooks *mark = c->hooks[PTSIM_HOOK_MARK];
+	bool running;
+
 	if (!event || (event->hw.state & PERF_HES_STOPPED) || !c->buf)
 		return HRTIMER_NORESTART;
 	ev = event->pmu_private;
-	if (ev->bench_shift) {
-		if (!ptsim_bench(c, ev)) {
-			ptsim_account(event);
-			ptsim_halt(c, event);
-			return HRTIMER_NORESTART;
-		}
-		ptsim_account(event);
-		hrtimer_forward_now(timer, ev->period);
-		return HRTIMER_RESTART;
+	c->in_tick = true;
+	if (mode && mode->run) {
+		running = mode->run(c, ev);
+		goto out;
 	}
 	ip = ptsim_user_ip();
 
@@ -632,14 +722,15 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 		ptsim_trace_off(c, ev, ip);
 	else if (!paused && !c->tracing)
 		ptsim_trace_on(c, ev, ip);
-	if (c->tracing) {
+	if (c->tracing)
 		ptsim_produce(c, ev, ip);
-		if (c->mark)
-			ptsim_mark_tick(c, ev, ip);
-	}
+	if (mark && mark->ticked)
+		mark->ticked(c, ev, ip);
+	running = ptsim_drain(c, ev, ev->drain);
+out:
+	c->in_tick = false;
 	ptsim_account(event);
-
-	if (!ptsim_drain(c, ev, ev->drain)) {
+	if (!running) {
 		ptsim_halt(c, event);
 		return HRTIMER_NORESTART;
 	}

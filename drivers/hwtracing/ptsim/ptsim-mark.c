@@ -7,25 +7,32 @@
  * the perf buffer, when the PEBS event is in a group led by an intel_pt
  * event and has attr.aux_output set.  ptsim_mark models that pairing.  A
  * ptsim_mark event counts the ticks of the ptsim engine that traces its
- * group leader (while tracing: not paused, not stopped).  If it samples
- * (attr.sample_period, no freq), which it may only do with aux_output,
- * every sample_period-th tick writes a sample into the trace: a PTW
- * packet with the IP bit set and the sample's number as payload (the
- * count divided by the period: 1, 2, 3...), then a FUP with the user IP,
- * as a PTWRITE with IP=1 is traced.  Outside such a group it counts
- * nothing.
+ * group leader (while the engine runs, paused or not).  If it samples
+ * (attr.sample_period, no freq), every sample_period-th tick is an
+ * overflow.  With aux_output the sample goes into the trace, if the
+ * engine is tracing (not paused): a PTW packet with the IP bit set and
+ * the sample's number as payload (the count divided by the period: 1, 2,
+ * 3...), then a FUP with the user IP, as a PTWRITE with IP=1 is traced.
+ * Without it the overflow is a PMI, as a hardware counter's is: raised
+ * through the engine (so in NMI unless the leader has irq_pmi), where the
+ * handler calls perf_event_overflow(), which writes the sample and takes
+ * the AUX sample (attr.aux_sample_size) or pauses or resumes the trace
+ * (attr.aux_pause, attr.aux_resume) from there.  Outside such a group it
+ * counts nothing.
  *
  * It is a separate PMU in the hardware context, like the core PMU whose
  * PEBS events intel_pt pairs with; ptsim is in the software context, as
  * intel_pt is, which is what lets the perf core group the two.
  *
- * State: the engine finds the event through ptsim_cpu::mark, which
- * pmu::add sets when the event joins its leader's engine on this CPU and
- * pmu::del clears.  The perf core adds a group's leader before its
- * siblings and removes them together under the context lock, and the
- * tick runs on the same CPU with interrupts off, so the pointer needs no
- * lock (see "Contexts and serialisation").  The count is event->count
- * itself, only written by the tick on the event's CPU.
+ * State: the engine finds the event through ptsim_cpu::mark and calls it
+ * through its slot of the engine's hooks, both of which pmu::add sets
+ * when the event joins its leader's engine on this CPU and pmu::del
+ * clears.  The perf core adds a group's leader before its siblings and
+ * removes them together under the context lock, and the tick (and the
+ * PMI it raises and waits for) runs on the same CPU with interrupts off,
+ * so the pointers need no lock (see "Contexts and serialisation").  The
+ * count is event->count itself, only written by the tick on the event's
+ * CPU.
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -37,8 +44,12 @@
 
 static struct pmu ptsim_mark_pmu;
 
-/* Count one engine tick for the mark event; sample every period-th. */
-void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+/*
+ * Count one engine tick for the mark event; every period-th is an
+ * overflow: a sample in the trace, or a PMI.
+ */
+static void ptsim_mark_ticked(struct ptsim_cpu *c, struct ptsim_event *ev,
+			      u64 ip)
 {
 	struct perf_event *mark = c->mark;
 	u64 period = mark->hw.sample_period;
@@ -48,12 +59,37 @@ void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 	if (mark->hw.state & PERF_HES_STOPPED)
 		return;
 	n = local64_add_return(1, &mark->count);
-	if (!period || !mark->attr.aux_output)
+	if (!period)
 		return;
 	nr = div64_u64(n, period);
-	if (nr * period == n)
+	if (nr * period != n)
+		return;
+	if (!mark->attr.aux_output)
+		ptsim_pmi(c, PTSIM_PMI_MARK);
+	else if (c->tracing)
 		ptsim_put_control(ev, rec, ptsim_rec_mark(rec, (u32)nr, ip));
 }
+
+/*
+ * The PMI handler's part: the counter overflowed.  If the core throttles
+ * the event, it is stopped until the core starts it again.
+ */
+static void ptsim_mark_overflow(struct ptsim_cpu *c, struct pt_regs *regs)
+{
+	struct perf_event *mark = c->mark;
+	struct perf_sample_data data;
+
+	if (!mark || (mark->hw.state & PERF_HES_STOPPED))
+		return;
+	perf_sample_data_init(&data, 0, mark->hw.last_period);
+	if (perf_event_overflow(mark, &data, regs))
+		mark->hw.state = PERF_HES_STOPPED;
+}
+
+static const struct ptsim_hooks ptsim_mark_hooks = {
+	.ticked		= ptsim_mark_ticked,
+	.overflow	= ptsim_mark_overflow,
+};
 
 static int ptsim_mark_event_init(struct perf_event *event)
 {
@@ -61,9 +97,8 @@ static int ptsim_mark_event_init(struct perf_event *event)
 		return -ENOENT;
 	if (event->attr.config || event->attr.config1 || event->attr.config2)
 		return -EINVAL;
-	/* Its samples exist only in a trace: aux_output, a fixed period. */
-	if (is_sampling_event(event) &&
-	    (event->attr.freq || !event->attr.aux_output))
+	/* A fixed period: the engine's ticks are not a clock to adjust to. */
+	if (is_sampling_event(event) && event->attr.freq)
 		return -EINVAL;
 	return 0;
 }
@@ -82,8 +117,10 @@ static int ptsim_mark_add(struct perf_event *event, int flags)
 		leader = event->aux_event;
 	else if (event->group_leader != event)
 		leader = event->group_leader;
-	if (leader && leader == c->event && !c->mark)
+	if (leader && leader == c->event && !c->mark) {
 		c->mark = event;
+		c->hooks[PTSIM_HOOK_MARK] = &ptsim_mark_hooks;
+	}
 	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
 	return 0;
 }
@@ -92,8 +129,10 @@ static void ptsim_mark_del(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 
-	if (c->mark == event)
+	if (c->mark == event) {
+		c->hooks[PTSIM_HOOK_MARK] = NULL;
 		c->mark = NULL;
+	}
 	event->hw.state = PERF_HES_STOPPED;
 }
 

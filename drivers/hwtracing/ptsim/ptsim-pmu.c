@@ -59,6 +59,10 @@ static void ptsim_start(struct perf_event *event, int flags)
 	if (flags & PERF_EF_RESUME)
 		return;
 
+	/* The engine's parts for this event (see struct ptsim_hooks). */
+	c->hooks[PTSIM_HOOK_DELIVERY] = ev->irq_pmi ? &ptsim_irq_hooks :
+					ptsim_nmi_delivery() ?: &ptsim_irq_hooks;
+	c->hooks[PTSIM_HOOK_MODE] = ev->bench_shift ? &ptsim_bench_hooks : NULL;
 	if (!ptsim_begin(c, event)) {
 		event->hw.state = PERF_HES_STOPPED;
 		return;
@@ -516,6 +520,7 @@ static int ptsim_event_init(struct perf_event *event)
 	ev->branch = config & PTSIM_CFG_BRANCH;
 	ev->region_shift = region;
 	ev->noflush = FIELD_GET(PTSIM_CFG1_NOFLUSH, config1);
+	ev->irq_pmi = FIELD_GET(PTSIM_CFG1_IRQ_PMI, config1);
 	ev->aux_flags = FIELD_PREP(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK,
 				   FIELD_GET(PTSIM_CFG1_FMT, config1));
 	ev->loss_flag = loss == PTSIM_LOSS_PARTIAL ? PERF_AUX_FLAG_PARTIAL :
@@ -545,6 +550,7 @@ PMU_FORMAT_ATTR(fifo,		"config1:38-42");
 PMU_FORMAT_ATTR(drain,		"config1:43-54");
 PMU_FORMAT_ATTR(region,		"config1:55-58");
 PMU_FORMAT_ATTR(noflush,	"config1:59");
+PMU_FORMAT_ATTR(irq_pmi,	"config1:60");
 PMU_FORMAT_ATTR(bench,		"config2:0-4");
 PMU_FORMAT_ATTR(bench_split,	"config2:5");
 
@@ -561,6 +567,7 @@ static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_drain.attr,
 	&format_attr_region.attr,
 	&format_attr_noflush.attr,
+	&format_attr_irq_pmi.attr,
 	&format_attr_bench.attr,
 	&format_attr_bench_split.attr,
 	NULL,
@@ -664,6 +671,7 @@ static void __init ptsim_debugfs_init(void)
 	debugfs_create_atomic_t("free_aux_calls", 0400, dir,
 				&ptsim_free_aux_calls);
 	debugfs_create_atomic_t("events", 0400, dir, &ptsim_events_alive);
+	ptsim_nmi_init(dir);
 }
 
 static int __init ptsim_init(void)

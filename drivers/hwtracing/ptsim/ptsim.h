@@ -46,7 +46,8 @@
 #define PTSIM_CFG1_DRAIN	GENMASK_ULL(54, 43)
 #define PTSIM_CFG1_REGION	GENMASK_ULL(58, 55)
 #define PTSIM_CFG1_NOFLUSH	BIT_ULL(59)
-#define PTSIM_CFG1_MASK		GENMASK_ULL(59, 0)
+#define PTSIM_CFG1_IRQ_PMI	BIT_ULL(60)
+#define PTSIM_CFG1_MASK		GENMASK_ULL(60, 0)
 
 /* attr.config2: the benchmark mode. */
 #define PTSIM_CFG2_BENCH	GENMASK_ULL(4, 0)
@@ -127,6 +128,7 @@ struct ptsim_buf {
  * otherwise with PADs
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
+ * @irq_pmi: the PMI is handled in the engine's hard interrupt, not in NMI
  * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
  * @loss_flag: the flag for a transaction that holds an OVF packet
  * (PERF_AUX_FLAG_PARTIAL or _COLLISION), or 0
@@ -157,6 +159,7 @@ struct ptsim_event {
 	bool		branch;
 	unsigned int	region_shift;
 	bool		noflush;
+	bool		irq_pmi;
 	u64		aux_flags;
 	u64		loss_flag;
 	unsigned int	bench_shift;
@@ -172,6 +175,50 @@ struct ptsim_event {
 	u64		queued;
 };
 
+/*
+ * Why a PMI was raised (&struct ptsim_cpu.pmi): the write position reached
+ * the watermark or a region end must be padded (INT), the buffer is full
+ * (FULL), the ptsim_mark counter overflowed (MARK).
+ */
+#define PTSIM_PMI_INT		BIT(0)
+#define PTSIM_PMI_FULL		BIT(1)
+#define PTSIM_PMI_MARK		BIT(2)
+
+struct ptsim_cpu;
+
+/**
+ * struct ptsim_hooks - a part that plugs into the engine
+ * @run: a tick's work in place of packet production (the benchmark mode).
+ * Return: false if the engine must stop.
+ * @ticked: called at every tick while tracing, after the packets of the
+ * tick are in the FIFO (ptsim_mark).  It may raise a PMI with
+ * %PTSIM_PMI_MARK through ptsim_pmi().
+ * @overflow: the PMI handler's part for %PTSIM_PMI_MARK, with the
+ * registers the interrupt saved.
+ * @pmi: the delivery of a PMI the engine raised while running (in its
+ * tick): handled in place (the tick's hard interrupt) or by an NMI.
+ * Returns when the handler has run, with ptsim_pmi_handle()'s result.
+ *
+ * The engine keeps one table per CPU (&struct ptsim_cpu.hooks), a slot per
+ * kind of part, and knows none of them by name: ptsim_start() fills the
+ * delivery and mode slots from the event's configuration, ptsim_mark its
+ * own slot while its event is on the CPU.  Every callback runs on the
+ * engine's CPU with interrupts disabled (@overflow possibly in NMI).
+ */
+struct ptsim_hooks {
+	bool (*run)(struct ptsim_cpu *c, struct ptsim_event *ev);
+	void (*ticked)(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+	void (*overflow)(struct ptsim_cpu *c, struct pt_regs *regs);
+	bool (*pmi)(struct ptsim_cpu *c, unsigned int why);
+};
+
+enum ptsim_hook_slot {
+	PTSIM_HOOK_DELIVERY,	/* how a PMI is delivered: IRQ or NMI */
+	PTSIM_HOOK_MODE,	/* what a tick does: the benchmark mode */
+	PTSIM_HOOK_MARK,	/* ptsim_mark, while its event is here */
+	PTSIM_NR_HOOKS
+};
+
 /**
  * struct ptsim_cpu - the trace engine of one CPU
  * @timer: the engine tick, a pinned hard-irq hrtimer
@@ -184,6 +231,11 @@ struct ptsim_event {
  * @lossy: an OVF packet went into the open transaction
  * @mark: the ptsim_mark event in @event's group, NULL if none (see
  * "ptsim_mark" below)
+ * @hooks: the parts plugged into the engine, by &enum ptsim_hook_slot
+ * @in_tick: the tick is running: a PMI goes through the delivery hook
+ * @pmi: the PTSIM_PMI_* reasons of a PMI raised and not yet handled; the
+ * only field an NMI handler and the code it interrupts both write, with
+ * xchg() by the handler (see "The PMI" in ptsim-engine.c)
  *
  * Only used on its own CPU with interrupts disabled (see "Contexts and
  * serialisation"), so it needs no lock.
@@ -197,6 +249,9 @@ struct ptsim_cpu {
 	bool				tracing;
 	bool				lossy;
 	struct perf_event		*mark;
+	const struct ptsim_hooks	*hooks[PTSIM_NR_HOOKS];
+	bool				in_tick;
+	unsigned int			pmi;
 };
 
 DECLARE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
@@ -214,6 +269,10 @@ void ptsim_aux_copy(struct ptsim_buf *buf, unsigned long pos,
 bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event);
 void ptsim_commit(struct ptsim_cpu *c);
 bool ptsim_interrupt(struct ptsim_cpu *c);
+bool ptsim_pmi(struct ptsim_cpu *c, unsigned int why);
+bool ptsim_pmi_handle(struct ptsim_cpu *c, unsigned int why,
+		      struct pt_regs *regs);
+extern const struct ptsim_hooks ptsim_irq_hooks;
 bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 		 unsigned long budget);
 void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
@@ -225,11 +284,23 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer);
 bool ptsim_is_engine(const struct pmu *pmu);
 
 /* ptsim-bench.c */
-bool ptsim_bench(struct ptsim_cpu *c, struct ptsim_event *ev);
+extern const struct ptsim_hooks ptsim_bench_hooks;
 void __init ptsim_bench_debugfs_init(struct dentry *dir);
 
 /* ptsim-mark.c */
-void ptsim_mark_tick(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
 int __init ptsim_mark_register(void);
+
+/* ptsim-nmi.c: the delivery in NMI, NULL where there is none */
+#ifdef CONFIG_X86_LOCAL_APIC
+const struct ptsim_hooks *ptsim_nmi_delivery(void);
+void __init ptsim_nmi_init(struct dentry *dir);
+#else
+static inline const struct ptsim_hooks *ptsim_nmi_delivery(void)
+{
+	return NULL;
+}
+
+static inline void ptsim_nmi_init(struct dentry *dir) { }
+#endif
 
 #endif /* _PTSIM_H */

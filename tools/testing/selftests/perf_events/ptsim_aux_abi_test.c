@@ -26,6 +26,28 @@ static struct perf_event_attr sw_attr(__u64 config, __u64 period)
 	return attr;
 }
 
+static int mark_type(void)
+{
+	return pmu_type("ptsim_mark");
+}
+
+/*
+ * A ptsim_mark event: every period-th engine tick a sample (into the
+ * trace with aux_output, through ptsim's PMI, an NMI, without), or a
+ * count.
+ */
+static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = mark_type(),
+		.sample_period = period,
+		.aux_output = aux_output,
+	};
+
+	return attr;
+}
+
 /* ---- AUX sampling ---- */
 
 struct samples {
@@ -97,14 +119,17 @@ static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
 /*
  * A ptsim leader with a read-only (overwrite) AUX area of aux_pages on a
  * burner, and a task-clock member sampling every 5 ms of its CPU time
- * with aux_sample_size = sample_size.  Every sample must carry want bytes
- * of AUX data.
+ * with aux_sample_size = sample_size; with @nmi, a ptsim_mark member
+ * sampling every 50 engine ticks (5 ms at the default period), whose
+ * overflows, and so the AUX samples (pmu::snapshot_aux), come from NMI.
+ * Every sample must carry want bytes of AUX data.
  */
 static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
-			 __u32 sample_size, __u64 want, struct samples *out)
+			 __u32 sample_size, __u64 want, bool nmi,
+			 struct samples *out)
 {
-	struct perf_event_attr attr, sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK,
-						   5 * 1000 * 1000);
+	struct perf_event_attr attr, sw = nmi ? mark_attr(50, false) :
+		sw_attr(PERF_COUNT_SW_TASK_CLOCK, 5 * 1000 * 1000);
 	const int data_pages = 64;
 	struct perf_event_mmap_page *pg;
 	int fd, sfd, go, status = -1;
@@ -136,8 +161,9 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	}
 	read_samples(pg, data_pages * psz, psz, want, out);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	TH_LOG("aux_pages=%d sample_size=%u: samples=%lu with_trace=%lu",
-	       aux_pages, sample_size, out->n, out->with_trace);
+	TH_LOG("aux_pages=%d sample_size=%u%s: samples=%lu with_trace=%lu",
+	       aux_pages, sample_size, nmi ? " (NMI)" : "", out->n,
+	       out->with_trace);
 	TH_LOG("lost=%lu bad_size=%lu (got %llu, want %llu)", out->lost,
 	       out->bad_size, (unsigned long long)out->size,
 	       (unsigned long long)want);
@@ -157,7 +183,7 @@ TEST(aux_sample)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	aux_sampling(_metadata, 16, 4096, 4096, &r);
+	aux_sampling(_metadata, 16, 4096, 4096, false, &r);
 	EXPECT_GE(r.n, 5);
 	EXPECT_EQ(0, r.bad_size);
 	EXPECT_EQ(0, r.errors);
@@ -165,6 +191,29 @@ TEST(aux_sample)
 	EXPECT_EQ(0, r.backwards);
 	/* All but a sample taken before any trace was written. */
 	EXPECT_GE(r.with_trace + 1, r.n);
+}
+
+/*
+ * The same from NMI: the sampler is ptsim_mark, whose overflow is
+ * ptsim's PMI, so perf_event_overflow() and the AUX sample it takes
+ * (ptsim's pmu::snapshot_aux) run in NMI context, as with a hardware
+ * counter sampling Intel PT.
+ */
+TEST(aux_sample_nmi)
+{
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	struct samples r;
+
+	if (ptsim_type() < 0 || mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	aux_sampling(_metadata, 16, 4096, 4096, true, &r);
+	EXPECT_GE(r.n, 5);
+	EXPECT_EQ(0, r.bad_size);
+	EXPECT_EQ(0, r.errors);
+	EXPECT_EQ(0, r.unexplained);
+	EXPECT_EQ(0, r.backwards);
+	EXPECT_GE(r.with_trace + 1, r.n);
+	EXPECT_NMI(nmi, mark, r.n);
 }
 
 /*
@@ -177,13 +226,13 @@ TEST(aux_sample_size_caps)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	aux_sampling(_metadata, 2, 60000, 8192, &r);
+	aux_sampling(_metadata, 2, 60000, 8192, false, &r);
 	EXPECT_GE(r.n, 5);
 	EXPECT_EQ(0, r.bad_size);
 	EXPECT_EQ(0, r.errors);
 	EXPECT_GE(r.with_trace, 1);
 
-	aux_sampling(_metadata, 16, 1001, 1000, &r);
+	aux_sampling(_metadata, 16, 1001, 1000, false, &r);
 	EXPECT_GE(r.n, 5);
 	EXPECT_EQ(0, r.bad_size);
 	EXPECT_EQ(0, r.errors);
@@ -264,24 +313,6 @@ TEST(aux_output_errnos)
 
 /* ---- aux_output: ptsim_mark samples written into the ptsim trace ---- */
 
-static int mark_type(void)
-{
-	return pmu_type("ptsim_mark");
-}
-
-/* A ptsim_mark event: every period-th engine tick a sample, or a count. */
-static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = mark_type(),
-		.sample_period = period,
-		.aux_output = aux_output,
-	};
-
-	return attr;
-}
-
 /*
  * What the 6.12 core refuses of an aux_output event whose PMU has the
  * capability: no group (EINVAL: the leader must be the AUX event), a
@@ -318,9 +349,12 @@ TEST(aux_output_errnos_mark)
 	mark.aux_resume = 1;
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&mark, fd));
 
-	/* ptsim_mark's own rules: a sample only into a trace, no freq. */
+	/*
+	 * ptsim_mark's own rules: a fixed period, no freq.  A sampling
+	 * member without aux_output is a PMI, as a hardware counter's.
+	 */
 	mark = mark_attr(8, false);
-	EXPECT_EQ(EINVAL, open_errno(&mark, fd));
+	EXPECT_EQ(0, open_errno(&mark, fd));
 	mark = mark_attr(8, true);
 	mark.freq = 1;
 	EXPECT_EQ(EINVAL, open_errno(&mark, fd));

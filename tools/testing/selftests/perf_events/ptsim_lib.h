@@ -66,6 +66,7 @@
 #define PTSIM_DRAIN(x)		((__u64)(x) << 43)
 #define PTSIM_REGION(x)		((__u64)(x) << 55)
 #define PTSIM_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
+#define PTSIM_IRQ_PMI		((__u64)1 << 60)	/* PMI in the tick, no NMI */
 /* attr.config2: the benchmark mode */
 #define PTSIM2_BENCH(x)		((__u64)(x) << 0)
 #define PTSIM2_BENCH_SPLIT	((__u64)1 << 5)		/* ... timing end/begin */
@@ -92,6 +93,72 @@ static inline int ptsim_type(void)
 {
 	return pmu_type("ptsim");
 }
+
+/*
+ * ptsim's PMIs handled in NMI so far, summed over the CPUs, from debugfs
+ * ptsim/nmi (root only): "pmi" (transactions ended and begun, or
+ * truncated, by the NMI handler), "mark" (ptsim_mark overflows) or
+ * "late" (PMIs whose NMI did not come in time).  -1 if it cannot be
+ * read; on x86 ptsim always has the file, so a test that claims the NMI
+ * path requires it there (PTSIM_NMI_EXPECTED).
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define PTSIM_NMI_EXPECTED	1
+#else
+#define PTSIM_NMI_EXPECTED	0
+#endif
+
+static inline long ptsim_nmi(const char *field)
+{
+	FILE *f = fopen("/sys/kernel/debug/ptsim/nmi", "r");
+	char name[16];
+	long sum = 0;
+	__u64 v;
+	int n;
+
+	if (!f)
+		return -1;
+	/* "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>" per CPU */
+	while ((n = fscanf(f, " %15s %llu", name, (unsigned long long *)&v)) >= 1) {
+		if (n == 2 && !strcmp(name, field))
+			sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
+struct nmi_counts {
+	long pmi, mark, late;
+};
+
+static inline struct nmi_counts ptsim_nmi_counts(void)
+{
+	struct nmi_counts n = {
+		ptsim_nmi("pmi"), ptsim_nmi("mark"), ptsim_nmi("late"),
+	};
+
+	return n;
+}
+
+/*
+ * In a test: since @before (ptsim_nmi_counts()), at least @min more of
+ * @field went through ptsim's NMI handler, and no PMI was late.  On x86
+ * only, where ptsim delivers its PMIs as NMIs (its default); the guest's
+ * tests run one at a time, so the counts are the test's.
+ */
+#define EXPECT_NMI(before, field, min) do {					\
+	struct nmi_counts _now = ptsim_nmi_counts();				\
+										\
+	if (PTSIM_NMI_EXPECTED) {						\
+		ASSERT_GE(_now.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
+		EXPECT_GE(_now.field - (before).field, (long)(min))		\
+			TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more",	\
+			       (before).field, _now.field, (long)(min));	\
+		EXPECT_EQ((before).late, _now.late)				\
+			TH_LOG("late PMIs: %ld -> %ld", (before).late,		\
+			       _now.late);					\
+	}									\
+} while (0)
 
 /* A ptsim event with perf's default config and @sim in config1. */
 static inline void ptsim_attr(struct perf_event_attr *attr, __u64 sim)

@@ -57,6 +57,7 @@ TEST(sysfs_format_and_caps)
 		{ "rate", "config1:10-25" }, { "period", "config1:26-37" },
 		{ "fifo", "config1:38-42" }, { "drain", "config1:43-54" },
 		{ "region", "config1:55-58" }, { "noflush", "config1:59" },
+		{ "irq_pmi", "config1:60" },
 		{ "bench", "config2:0-4" }, { "bench_split", "config2:5" },
 	};
 	char path[256], buf[64];
@@ -84,7 +85,7 @@ TEST(sysfs_format_and_caps)
 TEST(bad_config_is_einval)
 {
 	static const __u64 bad[] = {
-		1ULL << 60, 1ULL << 63,		/* reserved bits of config1 */
+		1ULL << 61, 1ULL << 63,		/* reserved bits of config1 */
 		PTSIM_RATE(4097),		/* above caps/max_rate */
 		PTSIM_PERIOD(9),		/* below caps/min_period_us */
 		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
@@ -136,7 +137,8 @@ TEST(bad_config_is_einval)
 	/* The largest valid values are accepted. */
 	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
 		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_REGION(10) |
-		   PTSIM_NOFLUSH | PTSIM1_FMT(255) | PTSIM1_LOSS(2));
+		   PTSIM_NOFLUSH | PTSIM_IRQ_PMI | PTSIM1_FMT(255) |
+		   PTSIM1_LOSS(2));
 	attr.config |= PTSIM_PSB(15);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
@@ -162,8 +164,9 @@ TEST(bad_config_is_einval)
  * 64 KiB watermark still has the consumer woken and reading all along.
  * Wrapping under pressure is what stalled_consumer and watermark test.
  */
-TEST(stream)
+static void stream_run(struct __test_metadata *_metadata, __u64 config)
 {
+	struct nmi_counts nmi = ptsim_nmi_counts();
 	struct sess s;
 	struct walk w;
 	__u64 count = 0;
@@ -171,7 +174,7 @@ TEST(stream)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	fd = trace_child(_metadata, &s, 0, 2048, 300, 64 * 1024);
+	fd = trace_child(_metadata, &s, config, 2048, 300, 64 * 1024);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "stream");
 	TH_LOG("bytes=%zu aux_records=%lu packets=%lu ptw=%lu psb=%lu",
@@ -195,8 +198,27 @@ TEST(stream)
 	EXPECT_LE(count, s.len);
 	/* Every PTW in the trace is a record of 16 bytes of the count. */
 	EXPECT_LE(w.ptw64 * PTSIM_REC, count);
+	/*
+	 * Each watermark ended the transaction in ptsim's PMI: an NMI by
+	 * default, as intel_pt's; with irq_pmi the tick's interrupt.
+	 */
+	if (!(config & PTSIM_IRQ_PMI))
+		EXPECT_NMI(nmi, pmi, 1);
+	else if (PTSIM_NMI_EXPECTED)
+		EXPECT_EQ(nmi.pmi, ptsim_nmi("pmi"));
 	close(fd);
 	sess_free(&s);
+}
+
+TEST(stream)
+{
+	stream_run(_metadata, 0);
+}
+
+/* The same with the PMI handled in the engine's hard interrupt. */
+TEST(stream_irq_pmi)
+{
+	stream_run(_metadata, PTSIM_IRQ_PMI);
 }
 
 /*
@@ -445,12 +467,16 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 
 TEST(full_buffer_disables)
 {
+	struct nmi_counts nmi = ptsim_nmi_counts();
+
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs 2 CPUs");
 	full_buffer_on(_metadata, 0);
 	full_buffer_on(_metadata, 1);
+	/* TRUNCATED, and the disable it asks for, came from the NMI. */
+	EXPECT_NMI(nmi, pmi, 2);
 }
 
 /*
@@ -741,7 +767,13 @@ TEST(per_cpu)
 /* The member's task-clock period: its first overflow pauses (or resumes). */
 #define MEMBER_PERIOD_MS 10
 
-enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED };
+/*
+ * The _NMI runs take ptsim_mark as the member: its overflow is ptsim's
+ * PMI, an NMI, so the pause or resume runs in NMI, as one driven by a
+ * hardware counter does.  Its period is in engine ticks, the same 10 ms.
+ */
+enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED, RESUMED_NMI, PAUSED_NMI };
+#define MARK_PERIOD_TICKS (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US)
 
 struct pause_result {
 	size_t records;		/* data records (PTW) in the trace */
@@ -789,12 +821,21 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	pid_t pid;
 
 	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
-	attr.aux_start_paused = run == START_PAUSED || run == RESUMED;
+	attr.aux_start_paused = run == START_PAUSED || run == RESUMED ||
+				run == RESUMED_NMI;
 	pid = spawn_burner(-1, -1, &go);
 	if (pid <= 0)
 		return r;
 	fd = perf_open(&attr, pid, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	if (run == RESUMED_NMI || run == PAUSED_NMI) {
+		sw = (struct perf_event_attr){
+			.size = sizeof(sw),
+			.type = pmu_type("ptsim_mark"),
+			.sample_period = MARK_PERIOD_TICKS,
+		};
+		run = run == RESUMED_NMI ? RESUMED : PAUSED;
+	}
 	if (run == RESUMED || run == PAUSED) {
 		sw.aux_pause = run == PAUSED;
 		sw.aux_resume = run == RESUMED;
@@ -884,6 +925,42 @@ TEST(pause_resume)
 	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
 	EXPECT_TRUE(pause_member.reached);
 	EXPECT_LE(pause_member.records, bound);
+}
+
+/*
+ * The same pause and resume from NMI: the member is ptsim_mark, whose
+ * overflow every MARK_PERIOD_TICKS engine ticks is ptsim's PMI, so the
+ * perf core pauses or resumes the trace (pmu::stop/start with
+ * PERF_EF_PAUSE/RESUME) in NMI context, as with a hardware counter.
+ * The bounds are those of pause_resume: the mark counts the engine's
+ * ticks, which run only while the child does, as its task-clock.
+ */
+TEST(pause_resume_nmi)
+{
+	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
+			     PAUSE_RATE;
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	struct pause_result plain, resumed, pause_member;
+	__u64 long_ns;
+
+	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	plain = trace_paused(_metadata, PLAIN, 4 * bound, 0, "pause_nmi_plain");
+	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
+					  4 * bound);
+	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
+	resumed = trace_paused(_metadata, RESUMED_NMI, 4 * PAUSE_RATE, 0,
+			       "pause_nmi_resumed");
+	pause_member = trace_paused(_metadata, PAUSED_NMI, 0, long_ns,
+				    "pause_nmi_paused");
+	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
+	       plain.records, resumed.records, pause_member.records, bound);
+	EXPECT_TRUE(resumed.reached);
+	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
+	EXPECT_TRUE(pause_member.reached);
+	EXPECT_LE(pause_member.records, bound);
+	/* One overflow at least in each run, each an NMI. */
+	EXPECT_NMI(nmi, mark, 2);
 }
 
 /*
