@@ -9,6 +9,7 @@
  * leaves the trace under $AUXLAB_TRACE_DIR for the host's libipt decoder.
  */
 #include "ptsim_lib.h"
+#include "ptsim_leak.h"
 #include "../kselftest_harness.h"
 
 /*
@@ -963,6 +964,157 @@ TEST(pause_resume_nmi)
 	EXPECT_NMI(nmi, mark, 2);
 }
 
+/* ---- CPU hotplug under tracing ---- */
+
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+
+/* Take CPU 1 offline (0) or bring it back (1): 0 or an errno. */
+static int cpu1_online(int on)
+{
+	int fd = open(CPU1_ONLINE, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static const char *hotplug_skip(void)
+{
+	if (ptsim_type() < 0)
+		return "no ptsim PMU";
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs 2 CPUs";
+	if (access(CPU1_ONLINE, W_OK))
+		return "CPU 1 cannot go offline here (not root, or no hotplug)";
+	return NULL;
+}
+
+static int pin_pid(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+#define HOTPLUG_ROUNDS	3
+
+/*
+ * A per-task event traces a child that burns on CPU 1 while CPU 1 goes
+ * offline and comes back, HOTPLUG_ROUNDS times; the AUX transaction is
+ * open whenever the engine runs, so each offline finds one open.  The
+ * child moves to CPU 0 and back with its event, whose engine ends the
+ * transaction at sched-out (in NMI mode, begun and ended by the PMI in
+ * between): the trace goes on, decodes, and has no gap.
+ */
+TEST(cpu_hotplug_task)
+{
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	struct perf_event_attr attr;
+	size_t before;
+	int fd, go, i;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+
+	if (hotplug_skip())
+		SKIP(return, "%s", hotplug_skip());
+	ASSERT_EQ(0, pin_to(0));
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(-1, 1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	for (i = 0; i < HOTPLUG_ROUNDS; i++) {
+		before = s.len;
+		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
+			TH_LOG("round %d: no trace on CPU 1", i);
+		ASSERT_EQ(0, cpu1_online(0)) TH_LOG("offline: %s", strerror(errno));
+		before = s.len;
+		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
+			TH_LOG("round %d: no trace on CPU 0", i);
+		ASSERT_EQ(0, cpu1_online(1)) TH_LOG("online: %s", strerror(errno));
+		/* The kernel widened the child's affinity: back to CPU 1. */
+		EXPECT_EQ(0, pin_pid(pid, 1));
+	}
+	EXPECT_TRUE(stop_burner(pid));
+	sess_poll(&s, 0);
+	walk_trace(&s, &w, 0);
+	sess_save(&s, "hotplug_task");
+	TH_LOG("bytes=%zu aux_records=%lu ptw=%lu truncated=%lu", s.len,
+	       s.aux_records, w.ptw64, s.truncated);
+	expect_clean(_metadata, &s, &w);
+	EXPECT_EQ(0, s.truncated);
+	EXPECT_NMI(nmi, pmi, 1);
+	close(fd);
+	sess_free(&s);
+}
+
+/*
+ * A per-CPU event on CPU 1, streaming, while CPU 1 goes offline: the
+ * 6.12 core removes the events of a CPU that goes away from its context
+ * (perf_event_exit_cpu_context(), DETACH_GROUP), so pmu::del ends the
+ * open transaction on that CPU, and the event stays off: no trace comes
+ * after CPU 1 is back, even after PERF_EVENT_IOC_ENABLE.  What was
+ * written before decodes, and closing and unmapping frees everything
+ * (ptsim's events and AUX buffers back to where they were).
+ */
+TEST(cpu_hotplug_cpu)
+{
+	long events0 = ptsim_events(), bufs0 = ptsim_aux_bufs();
+	struct perf_event_attr attr;
+	__u64 head;
+	int fd, go, rounds;
+	struct sess s;
+	struct walk w;
+	pid_t pid;
+
+	if (hotplug_skip())
+		SKIP(return, "%s", hotplug_skip());
+	ASSERT_EQ(0, pin_to(0));
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(-1, 1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, -1, 1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000));
+	ASSERT_EQ(0, cpu1_online(0)) TH_LOG("offline: %s", strerror(errno));
+	sess_poll(&s, 0);
+	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(0, cpu1_online(1)) TH_LOG("online: %s", strerror(errno));
+	EXPECT_EQ(0, pin_pid(pid, 1));
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* 100 ms of the child on CPU 1: 1000 ticks, if it still traced. */
+	for (rounds = 0; rounds < 10; rounds++)
+		sess_poll(&s, 10);
+	TH_LOG("aux_head %llu at offline, %llu after online and ENABLE",
+	       (unsigned long long)head,
+	       (unsigned long long)__atomic_load_n(&s.pg->aux_head,
+						   __ATOMIC_ACQUIRE));
+	EXPECT_EQ(head, __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE))
+		TH_LOG("the event traced again after its CPU came back");
+	EXPECT_TRUE(stop_burner(pid));
+	walk_trace(&s, &w, 0);
+	expect_clean(_metadata, &s, &w);
+	EXPECT_GT(w.ptw64, 0);
+	close(fd);
+	sess_free(&s);
+	if (events0 >= 0) {
+		EXPECT_EQ(events0, ptsim_events());
+		EXPECT_EQ(bufs0, ptsim_aux_bufs());
+	}
+}
+
 /*
  * The forms of a contract item: the event itself (ALONE); a ptsim event
  * whose output goes to another event's buffer through
@@ -983,7 +1135,7 @@ static const char *form_skip(enum form form)
 	return NULL;
 }
 
-static int dummy_open(pid_t pid, int cpu)
+static int owner_open(pid_t pid, int cpu)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -1031,7 +1183,7 @@ static void record_lost(struct __test_metadata *_metadata, enum form form)
 	}
 	fd = perf_open(&attr, pid, form == ALONE ? -1 : 0, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	owner = form == SHARED ? dummy_open(0, 0) : fd;
+	owner = form == SHARED ? owner_open(0, 0) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 1, 64, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -1135,7 +1287,7 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	mfd = perf_open(&clk, -1, cpu, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
-	owner = form == SHARED ? dummy_open(-1, cpu) : fd;
+	owner = form == SHARED ? owner_open(-1, cpu) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
