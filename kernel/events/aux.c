@@ -268,7 +268,7 @@ static void aux_put(struct perf_aux *aux)
 }
 
 /* Drop a reference in any context, NMI included: defer the free. */
-static void aux_put_atomic(struct perf_aux *aux)
+static __always_inline void aux_put_atomic(struct perf_aux *aux)
 {
 	if (refcount_dec_and_test(&aux->refcount))
 		irq_work_queue(&aux->free_irq_work);
@@ -825,14 +825,15 @@ EXPORT_SYMBOL_GPL(perf_aux_output_begin);
  */
 void perf_aux_output_end(struct perf_output_handle *handle, unsigned long size)
 {
-	struct perf_aux *aux = txn_aux(handle);
 	struct perf_buffer *rb;
+	struct perf_aux *aux;
 	unsigned long start, head;
 	bool wakeup;
 
-	if (unlikely(!aux))
+	if (unlikely(!txn_held(handle)))
 		return;
 	rb = handle->rb;
+	aux = rb->aux.txn_area;	/* set while the slot is held */
 	/* From the mode test to the last store: see aux_install(). */
 	rcu_read_lock();
 
