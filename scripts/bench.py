@@ -166,7 +166,7 @@ MEANING = [
     (r'cycle_', 'an mmap() + munmap() of a 1 MiB AUX area'),
     (r'work_untraced$', 'a fixed loop in a child, untraced'),
     (r'work_', 'the same loop traced per task by ptsim at that rate, the consumer running'),
-    (r'flush_pending$', 'one `PERF_EVENT_IOC_FLUSH` with a few KiB waiting in ptsim\'s FIFO'),
+    (r'flush_pending$', 'one `PERF_EVENT_IOC_FLUSH` right after the fifth tick since the last, with 5 KiB waiting in ptsim\'s FIFO'),
     (r'flush_none$', 'one `PERF_EVENT_IOC_FLUSH` with nothing waiting'),
 ]
 

@@ -794,17 +794,47 @@ static void fig_work(void)
 }
 
 /*
+ * Wait until the engine has run @ticks more ticks for the event of @fd,
+ * each producing at least @per_tick bytes: its count (the bytes queued
+ * into the FIFO) is brought up to date at the end of every tick.  False
+ * if that does not happen within a second of guest time.
+ */
+static bool wait_ticks(int fd, int ticks, uint64_t per_tick)
+{
+	uint64_t c0 = 0, c = 0;
+	double t0 = now_ns();
+
+	if (read(fd, &c0, sizeof(c0)) != sizeof(c0))
+		return false;
+	do {
+		if (read(fd, &c, sizeof(c)) != sizeof(c))
+			return false;
+		if (c >= c0 + ticks * per_tick)
+			return true;
+	} while (now_ns() - t0 < 1e9);
+	return false;
+}
+
+/*
  * Figure 6: PERF_EVENT_IOC_FLUSH.  "pending": ptsim holds data back in a
  * large FIFO (2 KiB produced, 1 KiB drained per 1 ms tick) and each flush
- * comes 5 ms after the last, so a few KiB are waiting.  "none": the FIFO
- * is drained at every tick and the flushes come back to back, so after the
- * first there is nothing to write.
+ * comes right after the fifth tick since the last, so 5 KiB are waiting
+ * in the FIFO every time.  (A flush 5 ms after the last, by the clock,
+ * found four or five ticks' worth, as the ticks fell, and the figure
+ * followed the timer's phase: 61 or 64 us.)  "none": the FIFO is drained
+ * at every tick and the flushes come back to back, so after the first
+ * there is nothing to write.
  */
 static void fig_flush(void)
 {
-	static const struct { const char *name; uint64_t config; int gap_us; } runs[] = {
-		{ "flush_pending", RATE(128) | PERIOD(1000) | FIFO(22) | DRAIN(1), 5000 },
-		{ "flush_none", RATE(16) | PERIOD(4000), 0 },
+	static const struct {
+		const char *name;
+		uint64_t config;
+		int ticks;
+		uint64_t per_tick;
+	} runs[] = {
+		{ "flush_pending", RATE(128) | PERIOD(1000) | FIFO(22) | DRAIN(1), 5, 128 * 16 },
+		{ "flush_none", RATE(16) | PERIOD(4000), 0, 0 },
 	};
 	int i, r;
 
@@ -829,8 +859,10 @@ static void fig_flush(void)
 			for (k = 0; k < n; k++) {
 				double t0;
 
-				if (runs[i].gap_us)
-					usleep(runs[i].gap_us);
+				if (runs[i].ticks &&
+				    !wait_ticks(s.fd, runs[i].ticks,
+						runs[i].per_tick))
+					goto done;
 				t0 = now_ns();
 				if (ioctl(s.fd, PERF_EVENT_IOC_FLUSH, 0))
 					goto done;
