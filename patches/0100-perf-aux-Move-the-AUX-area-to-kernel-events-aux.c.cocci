@@ -32,8 +32,7 @@ identifier f = {perf_aux_output_flag, perf_aux_output_begin,
 		rb_free_aux_page, __rb_free_aux, rb_alloc_aux, rb_free_aux,
 		perf_prepare_sample_aux, perf_pmu_snapshot_aux,
 		perf_aux_sample_output, __perf_event_aux_pause,
-		perf_event_aux_pause, perf_event_aux_event,
-		perf_report_aux_output_id};
+		perf_event_aux_pause, perf_report_aux_output_id};
 @@
 - f(...) { ... }
 
@@ -194,7 +193,7 @@ struct perf_buffer {
 };
 
 @@
-identifier f = {rb_alloc_aux, rb_free_aux, perf_event_aux_event};
+identifier f = {rb_alloc_aux, rb_free_aux};
 type T;
 @@
 - T f(...);

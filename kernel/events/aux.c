@@ -1004,13 +1004,16 @@ long perf_output_copy_aux(struct perf_output_handle *aux_handle,
 /* Records --------------------------------------------------------------------- */
 
 /*
- * The two side-band records this file emits: a header and at most three
- * u64s, laid out as they go into the data area, so that the record goes
- * out in one copy (the PMI path emits one per transaction).
+ * PERF_RECORD_AUX itself is the perf core's perf_event_aux_event(), as in
+ * 6.12: in core.c, next to the helpers it inlines (the sample_id header
+ * and trailer), it costs the output end fewer instructions than a copy
+ * here, which would call both out of line.  This file emits the other
+ * side-band record, PERF_RECORD_AUX_OUTPUT_HW_ID: a header and one u64,
+ * laid out as it goes into the data area, so that it goes out in one copy.
  */
 struct aux_side_record {
 	struct perf_event_header header;
-	u64 body[3];
+	u64 body[1];
 };
 
 /* Emit the first @len bytes of @rec, whose header is filled in here. */
@@ -1026,21 +1029,6 @@ static void aux_record(struct perf_event *event, struct aux_side_record *rec,
 	perf_output_copy(&handle, rec, len);
 	perf_event__output_id_sample(event, &handle, &sample);
 	perf_output_end(&handle);
-}
-
-/**
- * perf_event_aux_event() - emit a PERF_RECORD_AUX
- * @event: the writing event
- * @head: offset of the data in the AUX area
- * @size: its size
- * @flags: PERF_AUX_FLAG_*
- */
-void perf_event_aux_event(struct perf_event *event, unsigned long head,
-			  unsigned long size, u64 flags)
-{
-	struct aux_side_record rec = { .body = { head, size, flags } };
-
-	aux_record(event, &rec, PERF_RECORD_AUX, sizeof(rec));
 }
 
 /**

@@ -128,8 +128,6 @@ void perf_output_wakeup(struct perf_output_handle *handle);
 /* Entry points for the perf core (kernel/events/core.c, ring_buffer.c). */
 void perf_aux_rb_init(struct perf_buffer *rb);
 int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma);
-void perf_event_aux_event(struct perf_event *event, unsigned long head,
-			  unsigned long size, u64 flags);
 unsigned long perf_prepare_sample_aux(struct perf_event *event,
 				      struct perf_sample_data *data,
 				      size_t size);
