@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Merge the aux-bench output of two kernels: "bench: ..." lines, JSON, plot.
 
-Usage: bench.py --mode TEXT --machine TEXT --out DIR ours=LOG upstream=LOG
+Usage: bench.py --mode TEXT --machine TEXT --out DIR ours=LOG[,LOG...] upstream=LOG[,LOG...]
 
-Each LOG is a guest's tests.log; tools/aux/aux-bench prints every measured
+Each LOG is a guest's tests.log, one per boot of that kernel (the
+repetitions of all boots are pooled, so that the spread also covers what
+differs from boot to boot, such as how the pages of an area were
+allocated); tools/aux/aux-bench prints every measured
 quantity there as "# BENCH <name> <unit> <v1> <v2> ..." (one value per
 repetition) and the page runs of each AUX area as "# RUNS <name> pages N
 runs c0 c1 ...".  For every name measured on both kernels this prints
@@ -38,20 +41,30 @@ RUNS = re.compile(r'^#\s*RUNS (\S+) pages (\d+) runs((?: \d+)+)\s*$')
 SIZE = re.compile(r'^(txn|tput)_(\d+)([KM]?)$')
 
 
-def parse(path):
+def parse(paths):
+    """The figures of one kernel: the repetitions of all its boots pooled."""
     figs, runs = {}, {}
+    for path in paths.split(','):
+        parse_one(path, figs, runs)
+    return figs, runs
+
+
+def parse_one(path, figs, runs):
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip('\n')
             m = BENCH.match(line)
             if m:
-                figs[m.group(1)] = (m.group(2), [float(v) for v in m.group(3).split()])
+                vals = [float(v) for v in m.group(3).split()]
+                if m.group(1) in figs:
+                    vals = figs[m.group(1)][1] + vals
+                figs[m.group(1)] = (m.group(2), vals)
                 continue
             m = RUNS.match(line)
             if m:
+                # The last boot's: each boot's allocation differs.
                 runs[m.group(1)] = {'pages': int(m.group(2)),
                                     'runs_by_order': [int(v) for v in m.group(3).split()]}
-    return figs, runs
 
 
 def summary(vals):
@@ -103,7 +116,7 @@ def main():
         sys.exit(f'bench.py: no BENCH lines from {ours if not fo else up}')
 
     # When the guests ran: the time of the ours log, not of this merge.
-    when = datetime.datetime.fromtimestamp(os.path.getmtime(a.logs[0].split('=', 1)[1]),
+    when = datetime.datetime.fromtimestamp(os.path.getmtime(a.logs[0].split('=', 1)[1].split(',')[0]),
                                            datetime.timezone.utc)
     res = {'date': when.strftime('%Y-%m-%d %H:%M UTC'),
            'machine': a.machine, 'qemu_mode': a.mode, 'labels': [ours, up],
@@ -188,7 +201,8 @@ def page(pagedir, res, png):
            '# AUX area benchmark: ours against upstream 6.12',
            '',
            f'Run of {res["date"]} on {res["machine"]}; QEMU under {res["qemu_mode"]}.  '
-           f'Each figure is the median of its repetitions on each kernel, with the '
+           f'Each figure is the median of its repetitions on each kernel, those of '
+           f'every boot pooled, with the '
            f'smallest and largest beside it.  `ratio` is {ours}/{up} of the medians; '
            f'`spread` is the larger of the two kernels\' half-range, in % of the median: '
            f'a ratio closer to 1 than the spread is no difference.',

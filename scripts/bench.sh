@@ -3,7 +3,8 @@
 # "make bench": the AUX area benchmark on ours and on upstream, side by side.
 #
 # Boots the qemu kernel (ours) and the upstream kernel (the same config and
-# guest, without the AUX rewrite) one after the other, each running
+# guest, without the AUX rewrite) side by side, BENCH_BOOTS times (default
+# 2, see below), each running
 # tools/aux/aux-bench (mode "bench" of the initramfs), under TCG with
 # -icount: the guest clock then advances with executed instructions
 # (shift=BENCH_ICOUNT, default 0, i.e. 1 ns per instruction), so the
@@ -12,7 +13,7 @@
 # else runs while the kernel times its transactions) and BENCH_MEM memory
 # (default 2G: room for the 256 MiB AUX area).
 #
-# scripts/bench.py merges the two runs into one "bench: ..." line per
+# scripts/bench.py merges the runs into one "bench: ..." line per
 # figure, out/bench/results.json and out/bench/bench.png (gnuplot), and
 # writes the results page bench/RESULTS.md (with a copy of the plot,
 # bench/bench.png) from them: commit both to publish a run.
@@ -22,28 +23,39 @@ set -euo pipefail
 BENCH_ICOUNT=${BENCH_ICOUNT:-0}
 BENCH_SMP=${BENCH_SMP:-1}
 BENCH_MEM=${BENCH_MEM:-2G}
+BENCH_BOOTS=${BENCH_BOOTS:-2}
+case $BENCH_BOOTS in ''|0|*[!0-9]*) die "bench: BENCH_BOOTS must be a number >= 1" ;; esac
 B=$OUT/bench
 mkdir -p "$B"
-mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM"
+mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM, $BENCH_BOOTS boots of each kernel"
 stage "bench: ours (qemu) and upstream, QEMU $mode"
 # Both guests at once: under -icount their figures do not depend on how
 # busy the host is, only the wall time does.
-pids=()
-for v in qemu upstream; do
-	rm -rf "${B:?}/$v"
-	ICOUNT=$BENCH_ICOUNT SMP=$BENCH_SMP MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
-		"$TOP/scripts/boot.sh" "$v" bench "$B/$v" >"$B/$v.boot.log" 2>&1 &
-	pids+=($!)
+# BENCH_BOOTS boots of each kernel (default 2), one after the other: a
+# figure that depends on the boot (the pages an area got from the page
+# allocator, which the page runs show) differs between boots, not between
+# the repetitions of one, so the spread must see more than one boot.
+logs_qemu= logs_upstream=
+for n in $(seq 1 "$BENCH_BOOTS"); do
+	pids=()
+	for v in qemu upstream; do
+		rm -rf "${B:?}/$v.$n"
+		ICOUNT=$BENCH_ICOUNT SMP=$BENCH_SMP MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
+			"$TOP/scripts/boot.sh" "$v" bench "$B/$v.$n" >"$B/$v.$n.boot.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in 0 1; do
+		v=$([ "$i" = 0 ] && echo qemu || echo upstream)
+		wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v.$n/ and $B/$v.$n.boot.log)"
+		info "bench: $v boot $n done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v.$n/boot.info") s)"
+	done
+	# Kernel splats make a benchmark run worthless: results.py names them.
+	"$TOP/scripts/results.py" "qemu=$B/qemu.$n" "upstream=$B/upstream.$n" >"$B/results.$n.txt" ||
+		{ cat "$B/results.$n.txt" >&2; die "bench: a benchmark run failed (see above)"; }
+	logs_qemu=$logs_qemu${logs_qemu:+,}$B/qemu.$n/tests.log
+	logs_upstream=$logs_upstream${logs_upstream:+,}$B/upstream.$n/tests.log
 done
-for i in 0 1; do
-	v=$([ "$i" = 0 ] && echo qemu || echo upstream)
-	wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v/ and $B/$v.boot.log)"
-	info "bench: $v done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v/boot.info") s)"
-done
-# Kernel splats make a benchmark run worthless: results.py names them.
-"$TOP/scripts/results.py" "qemu=$B/qemu" "upstream=$B/upstream" >"$B/results.txt" ||
-	{ cat "$B/results.txt" >&2; die "bench: a benchmark run failed (see above)"; }
 qemu_version=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
 "$TOP/scripts/bench.py" --page "$TOP/bench" --mode "$mode" \
 	--machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), $qemu_version" \
-	--out "$B" "ours=$B/qemu/tests.log" "upstream=$B/upstream/tests.log"
+	--out "$B" "ours=$logs_qemu" "upstream=$logs_upstream"
