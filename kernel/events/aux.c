@@ -1008,12 +1008,12 @@ long perf_output_copy_aux(struct perf_output_handle *aux_handle,
  * 6.12: in core.c, next to the helpers it inlines (the sample_id header
  * and trailer), it costs the output end fewer instructions than a copy
  * here, which would call both out of line.  This file emits the other
- * side-band record, PERF_RECORD_AUX_OUTPUT_HW_ID: a header and one u64,
- * laid out as it goes into the data area, so that it goes out in one copy.
+ * side-band record, PERF_RECORD_AUX_OUTPUT_HW_ID, laid out as it goes
+ * into the data area, so that it goes out in one copy.
  */
 struct aux_side_record {
 	struct perf_event_header header;
-	u64 body[1];
+	u64 hw_id;
 };
 
 /* Emit the first @len bytes of @rec, whose header is filled in here. */
@@ -1041,10 +1041,10 @@ static void aux_record(struct perf_event *event, struct aux_side_record *rec,
  */
 void perf_report_aux_output_id(struct perf_event *event, u64 hw_id)
 {
-	struct aux_side_record rec = { .body = { hw_id } };
+	struct aux_side_record rec = { .hw_id = hw_id };
 
 	aux_record(event->parent ?: event, &rec, PERF_RECORD_AUX_OUTPUT_HW_ID,
-		   sizeof(rec.header) + sizeof(hw_id));
+		   sizeof(rec));
 }
 EXPORT_SYMBOL_GPL(perf_report_aux_output_id);
 

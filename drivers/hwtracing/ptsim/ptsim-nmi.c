@@ -21,13 +21,13 @@
 #define pr_fmt(fmt) "ptsim: " fmt
 
 #include <linux/debugfs.h>
+#include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
-#include <asm/nmi.h>
 
 #include "ptsim.h"
 
