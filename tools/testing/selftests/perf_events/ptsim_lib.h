@@ -108,23 +108,33 @@ static inline int ptsim_type(void)
 #define PTSIM_NMI_EXPECTED	0
 #endif
 
-static inline long ptsim_nmi(const char *field)
+/* The same on one CPU (cpu >= 0), or summed over all of them (cpu < 0). */
+static inline long ptsim_nmi_on(int cpu, const char *field)
 {
 	FILE *f = fopen("/sys/kernel/debug/ptsim/nmi", "r");
 	char name[16];
 	long sum = 0;
+	int n, at = -1;
 	__u64 v;
-	int n;
 
 	if (!f)
 		return -1;
 	/* "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>" per CPU */
-	while ((n = fscanf(f, " %15s %llu", name, (unsigned long long *)&v)) >= 1) {
-		if (n == 2 && !strcmp(name, field))
+	while ((n = fscanf(f, " %15s", name)) == 1) {
+		if (sscanf(name, "cpu%d", &at) == 1)
+			continue;
+		if (fscanf(f, " %llu", (unsigned long long *)&v) != 1)
+			break;
+		if (!strcmp(name, field) && (cpu < 0 || cpu == at))
 			sum += v;
 	}
 	fclose(f);
 	return sum;
+}
+
+static inline long ptsim_nmi(const char *field)
+{
+	return ptsim_nmi_on(-1, field);
 }
 
 struct nmi_counts {
@@ -741,13 +751,35 @@ static inline void burn(int ms)
 		;
 }
 
-static inline int pin_to(int cpu)
+/* Pin task pid (0: the caller) to one CPU. */
+static inline int pin_task(pid_t pid, int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static inline int pin_to(int cpu)
+{
+	return pin_task(0, cpu);
+}
+
+/* Take a CPU offline (on == 0) or bring it back: 0 or an errno. */
+static inline int cpu_set_online(int cpu, int on)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		err = errno;
+	close(fd);
+	return err;
 }
 
 /*

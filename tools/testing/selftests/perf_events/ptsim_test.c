@@ -758,6 +758,93 @@ TEST(per_cpu)
 	sess_free(&s);
 }
 
+#define EVERY_CPU_MAX	64
+#define EVERY_CPU_BYTES	(256 * 1024)
+
+/*
+ * Every online CPU traced at once, as by perf record -a: a per-CPU event
+ * on each, its own AUX area of 4 MiB with a 64 KiB watermark, a child
+ * burning on each, and one consumer polling them all; a CPU's event is
+ * disabled and its child stopped once it has written EVERY_CPU_BYTES
+ * (the CPUs of a TCG guest get very different shares of the host: a time
+ * would not do, nor would letting the fast ones fill their areas while
+ * the slow ones catch up).  Each CPU's trace is complete and in order,
+ * the PMIs that ended and began its transactions came in NMI on that
+ * CPU, and the host decodes each (every_cpu<N>).  make check runs it
+ * with 2 CPUs and with 8; on the debug kernel with 8 CPUs on a TCG host
+ * of 2 it needs more than the harness's default 30 s, hence a fixture of
+ * its own and its timeout.
+ */
+FIXTURE(cpus) {};
+FIXTURE_SETUP(cpus) {}
+FIXTURE_TEARDOWN(cpus) {}
+
+TEST_F_TIMEOUT(cpus, every_cpu, 150)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), pmi0[EVERY_CPU_MAX];
+	int fd[EVERY_CPU_MAX], go[EVERY_CPU_MAX], cpu, left;
+	struct sess s[EVERY_CPU_MAX];
+	struct perf_event_attr attr;
+	pid_t pid[EVERY_CPU_MAX];
+	char name[32];
+	struct walk w;
+	double end;
+
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	ASSERT_LE(ncpu, EVERY_CPU_MAX);
+	ptsim_attr(&attr, 0);
+	attr.aux_watermark = 64 * 1024;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		pmi0[cpu] = ptsim_nmi_on(cpu, "pmi");
+		fd[cpu] = perf_open(&attr, -1, cpu, -1);
+		ASSERT_GE(fd[cpu], 0) TH_LOG("CPU %d: perf_event_open: %s",
+					     cpu, strerror(errno));
+		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], 0, 16, 1024, false));
+		pid[cpu] = spawn_burner(-1, cpu, &go[cpu]);
+		ASSERT_GT(pid[cpu], 0);
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		ASSERT_EQ(0, ioctl(fd[cpu], PERF_EVENT_IOC_ENABLE, 0));
+	for (cpu = 0; cpu < ncpu; cpu++)
+		release(go[cpu]);
+	/* A CPU that has written enough stops, the others go on. */
+	end = now_ms() + 120000;
+	do {
+		usleep(1000);
+		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
+			if (!pid[cpu])
+				continue;
+			sess_poll(&s[cpu], 0);
+			if (s[cpu].len < EVERY_CPU_BYTES && now_ms() < end) {
+				left++;
+				continue;
+			}
+			ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
+			EXPECT_TRUE(stop_burner(pid[cpu]));
+			pid[cpu] = 0;
+		}
+	} while (left);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		sess_poll(&s[cpu], 0);
+		walk_trace(&s[cpu], &w, 0);
+		snprintf(name, sizeof(name), "every_cpu%d", cpu);
+		sess_save(&s[cpu], name);
+		TH_LOG("CPU %d: bytes=%zu aux_records=%lu ptw=%lu pmi=%ld",
+		       cpu, s[cpu].len, s[cpu].aux_records, w.ptw64,
+		       ptsim_nmi_on(cpu, "pmi") - pmi0[cpu]);
+		EXPECT_GE(s[cpu].len, EVERY_CPU_BYTES) TH_LOG("CPU %d", cpu);
+		expect_clean(_metadata, &s[cpu], &w);
+		EXPECT_EQ(0, w.first_seq);
+		EXPECT_EQ(0, s[cpu].truncated);
+		if (PTSIM_NMI_EXPECTED)
+			EXPECT_GT(ptsim_nmi_on(cpu, "pmi"), pmi0[cpu])
+				TH_LOG("CPU %d: no PMI in NMI", cpu);
+		close(fd[cpu]);
+		sess_free(&s[cpu]);
+	}
+}
+
 /*
  * The engine's rate in the pause tests, written out so that the bound in
  * pause_resume can be computed from it: 64 data records per 100 us tick
@@ -968,19 +1055,6 @@ TEST(pause_resume_nmi)
 
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
 
-/* Take CPU 1 offline (0) or bring it back (1): 0 or an errno. */
-static int cpu1_online(int on)
-{
-	int fd = open(CPU1_ONLINE, O_WRONLY), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (write(fd, on ? "1" : "0", 1) != 1)
-		err = errno;
-	close(fd);
-	return err;
-}
-
 static const char *hotplug_skip(void)
 {
 	if (ptsim_type() < 0)
@@ -992,16 +1066,40 @@ static const char *hotplug_skip(void)
 	return NULL;
 }
 
-static int pin_pid(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set);
-}
-
 #define HOTPLUG_ROUNDS	3
+
+/*
+ * The start of a hotplug case: a child burning on CPU 1, traced by a
+ * ptsim event on it (per_cpu false) or on CPU 1 (per_cpu true), its AUX
+ * area mapped into @s and the event enabled before the child starts.
+ * Returns the event's descriptor, or -1 with nothing left behind.
+ */
+static int hotplug_start(bool per_cpu, struct sess *s, pid_t *child)
+{
+	struct perf_event_attr attr;
+	int fd, go;
+
+	if (pin_to(0))
+		return -1;
+	ptsim_attr(&attr, 0);
+	*child = spawn_burner(-1, 1, &go);
+	if (*child <= 0)
+		return -1;
+	fd = perf_open(&attr, per_cpu ? -1 : *child, per_cpu ? 1 : -1, -1);
+	if (fd >= 0 && sess_map(s, fd, 0, 16, 2048, false)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		close(fd);
+		sess_free(s);
+		fd = -1;
+	}
+	release(go);
+	if (fd < 0)
+		stop_burner(*child);
+	return fd;
+}
 
 /*
  * A per-task event traces a child that burns on CPU 1 while CPU 1 goes
@@ -1014,35 +1112,27 @@ static int pin_pid(pid_t pid, int cpu)
 TEST(cpu_hotplug_task)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
-	struct perf_event_attr attr;
 	size_t before;
-	int fd, go, i;
+	int fd, i;
 	struct sess s;
 	struct walk w;
 	pid_t pid;
 
 	if (hotplug_skip())
 		SKIP(return, "%s", hotplug_skip());
-	ASSERT_EQ(0, pin_to(0));
-	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, 1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = hotplug_start(false, &s, &pid);
+	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
 	for (i = 0; i < HOTPLUG_ROUNDS; i++) {
 		before = s.len;
 		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
 			TH_LOG("round %d: no trace on CPU 1", i);
-		ASSERT_EQ(0, cpu1_online(0)) TH_LOG("offline: %s", strerror(errno));
+		ASSERT_EQ(0, cpu_set_online(1, 0)) TH_LOG("offline: %s", strerror(errno));
 		before = s.len;
 		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
 			TH_LOG("round %d: no trace on CPU 0", i);
-		ASSERT_EQ(0, cpu1_online(1)) TH_LOG("online: %s", strerror(errno));
+		ASSERT_EQ(0, cpu_set_online(1, 1)) TH_LOG("online: %s", strerror(errno));
 		/* The kernel widened the child's affinity: back to CPU 1. */
-		EXPECT_EQ(0, pin_pid(pid, 1));
+		EXPECT_EQ(0, pin_task(pid, 1));
 	}
 	EXPECT_TRUE(stop_burner(pid));
 	sess_poll(&s, 0);
@@ -1069,30 +1159,22 @@ TEST(cpu_hotplug_task)
 TEST(cpu_hotplug_cpu)
 {
 	long events0 = ptsim_events(), bufs0 = ptsim_aux_bufs();
-	struct perf_event_attr attr;
 	__u64 head;
-	int fd, go, rounds;
+	int fd, rounds;
 	struct sess s;
 	struct walk w;
 	pid_t pid;
 
 	if (hotplug_skip())
 		SKIP(return, "%s", hotplug_skip());
-	ASSERT_EQ(0, pin_to(0));
-	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, 1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, -1, 1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = hotplug_start(true, &s, &pid);
+	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
 	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000));
-	ASSERT_EQ(0, cpu1_online(0)) TH_LOG("offline: %s", strerror(errno));
+	ASSERT_EQ(0, cpu_set_online(1, 0)) TH_LOG("offline: %s", strerror(errno));
 	sess_poll(&s, 0);
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
-	ASSERT_EQ(0, cpu1_online(1)) TH_LOG("online: %s", strerror(errno));
-	EXPECT_EQ(0, pin_pid(pid, 1));
+	ASSERT_EQ(0, cpu_set_online(1, 1)) TH_LOG("online: %s", strerror(errno));
+	EXPECT_EQ(0, pin_task(pid, 1));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* 100 ms of the child on CPU 1: 1000 ticks, if it still traced. */
 	for (rounds = 0; rounds < 10; rounds++)
