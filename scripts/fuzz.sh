@@ -32,6 +32,8 @@
 #   FUZZ_KERNEL  debug (default: KASAN, lockdep, kmemleak), qemu, upstream
 #                or kcsan (ours with KCSAN, configs/kcsan.config: the data
 #                race detector, which excludes KASAN; no kmemleak scan)
+#   SMP          the guest's CPUs (default 2); the hotplug phase takes
+#                CPUs other than CPU 0 away, two at once with 4 or more
 #   TIMEOUT      host-side limit in seconds (default from OPS, see below)
 # Output in out/fuzz-<kernel>/ (console.log, tests.log, results.txt,
 # guest/diff/ptsim_fuzz.trace, guest/perf_fuzzer/: its output and its log,
@@ -49,15 +51,15 @@ rundir=$OUT/fuzz-$v
 append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_pct"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
-# A run is ten times OPS operations (seven phases, "threads" four times
-# over).  The debug kernel under TCG ran 2.6 million in 62 to 70 min,
-# 620 to 700 a second, on an idle host and on one busy with a make check
+# A run is fourteen times OPS operations (eight phases, "threads" and
+# "hotplug" four times over).  The debug kernel under TCG ran 2.6 million
+# in 62 to 70 min, 620 to 700 a second, on an idle host and on one busy with a make check
 # part of the time; allow three times what 250 a second would take, plus
 # the boot.
 # perf_fuzzer on the debug kernel ran 2000 operations in 37 s (54 a
 # second) on a host busy with other builds; allow three times what 25 a
 # second would take.
-export TIMEOUT=${TIMEOUT:-$((600 + ops * 10 * 3 / 250 + pf_ops * 3 / 25))}
+export TIMEOUT=${TIMEOUT:-$((600 + ops * 14 * 3 / 250 + pf_ops * 3 / 25))}
 
 rc=0
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?

@@ -28,6 +28,8 @@
  *            perf_event_mlock_kb low;
  *   unpriv   one thread as nobody;
  *   threads  -t threads at once on one shared set of events and mappings;
+ *   hotplug  the same, while one more thread takes CPUs other than CPU 0
+ *            offline and brings them back (skipped without CPU hotplug);
  *   faults   one thread with failslab, fail_page_alloc and fail_usercopy
  *            firing at random inside its perf system calls;
  *   nth      one thread, each perf system call with its nth allocation or
@@ -122,6 +124,9 @@ struct stats {
 				 * or a mapping table found wrong (add_map())
 				 */
 	long child_ok;
+	long offlines;		/* CPUs the hotplug phase took offline */
+	long offline_refused;	/* offline attempts the kernel refused */
+	long stuck_offline;	/* CPUs it could not bring back: a failure */
 };
 
 struct fz {
@@ -139,6 +144,7 @@ struct fz {
 	size_t mlen, mcap;
 	bool keep;
 	int anchor;		/* see fz_anchor(), or -1 */
+	int running;		/* worker threads not done yet */
 	struct stats *st;
 };
 
@@ -1378,6 +1384,66 @@ static void *thread_main(void *p)
 		run_op(t);
 	if (t->fi_fd >= 0)
 		close(t->fi_fd);
+	__atomic_sub_fetch(&t->fz->running, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool hotplug_available(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+	       !access("/sys/devices/system/cpu/cpu1/online", W_OK);
+}
+
+/* Bring a CPU back; the kernel may refuse for a moment (EBUSY). */
+static void hotplug_online(struct fz *fz, int cpu)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (!cpu_set_online(cpu, 1))
+			return;
+		usleep(10000);
+	}
+	ksft_print_msg("hotplug: CPU %d did not come back: %s\n", cpu,
+		       strerror(cpu_set_online(cpu, 1)));
+	__atomic_add_fetch(&fz->st->stuck_offline, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The hotplug phase's extra thread.  While the workers run, it takes a
+ * CPU other than CPU 0 offline for up to 20 ms and brings it back, with
+ * four CPUs or more sometimes two at once.  The per-CPU events of a CPU
+ * that goes away leave their context (perf_event_exit_cpu_context() in
+ * 6.12), those on a task follow it to another CPU; meanwhile the workers
+ * open, map, unmap, enable and close as in the threads phase, and burn
+ * so that ptsim writes, its transactions begun and ended by its PMI.
+ * Every CPU is online again when it returns.
+ */
+static void *hotplug_main(void *p)
+{
+	struct th *t = p;
+	struct fz *fz = t->fz;
+	int off[2], n, i;
+
+	while (__atomic_load_n(&fz->running, __ATOMIC_ACQUIRE)) {
+		n = fz->ncpu >= 4 && chance(t, 25) ? 2 : 1;
+		for (i = 0; i < n; i++) {
+			off[i] = 1 + rn(t, fz->ncpu - 1);
+			if (i && off[i] == off[0])
+				break;
+			if (cpu_set_online(off[i], 0)) {
+				__atomic_add_fetch(&fz->st->offline_refused, 1,
+						   __ATOMIC_RELAXED);
+				break;
+			}
+			__atomic_add_fetch(&fz->st->offlines, 1, __ATOMIC_RELAXED);
+		}
+		n = i;
+		usleep(rn(t, 20000));
+		for (i = 0; i < n; i++)
+			hotplug_online(fz, off[i]);
+		usleep(rn(t, 5000));
+	}
 	return NULL;
 }
 
@@ -1448,24 +1514,27 @@ static void fz_anchor(struct fz *fz)
  * Run nthreads x nops operations; threads get their own stacks, which
  * are unmapped afterwards, so that the mappings count comes back exactly.
  */
-static void run_threads(struct fz *fz, __u64 seed, int nthreads, long nops)
+static void run_threads(struct fz *fz, __u64 seed, int nthreads, long nops,
+			bool hotplug)
 {
-	struct th th[16];
+	struct th th[17];
 	pthread_attr_t attr;
-	int i;
+	int i, all;
 
 	if (nthreads > 16)
 		nthreads = 16;
-	for (i = 0; i < nthreads; i++) {
+	all = nthreads + hotplug;
+	for (i = 0; i < all; i++) {
 		th[i] = (struct th){ .fz = fz, .nops = nops, .fi_fd = -1 };
 		th[i].rng = seed * 0x100000001b3ULL + i;
 	}
-	if (nthreads == 1) {
+	fz->running = nthreads;
+	if (all == 1) {
 		fz->sync_kids = true;
 		thread_main(&th[0]);
 		return;
 	}
-	for (i = 0; i < nthreads; i++) {
+	for (i = 0; i < all; i++) {
 		th[i].stack_len = 256 * 1024;
 		th[i].stack = mmap(NULL, th[i].stack_len, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1473,11 +1542,12 @@ static void run_threads(struct fz *fz, __u64 seed, int nthreads, long nops)
 			ksft_exit_fail_msg("thread stack: %s\n", strerror(errno));
 		pthread_attr_init(&attr);
 		pthread_attr_setstack(&attr, th[i].stack, th[i].stack_len);
-		if (pthread_create(&th[i].th, &attr, thread_main, &th[i]))
+		if (pthread_create(&th[i].th, &attr,
+				   i < nthreads ? thread_main : hotplug_main, &th[i]))
 			ksft_exit_fail_msg("pthread_create failed\n");
 		pthread_attr_destroy(&attr);
 	}
-	for (i = 0; i < nthreads; i++) {
+	for (i = 0; i < all; i++) {
 		pthread_join(th[i].th, NULL);
 		munmap(th[i].stack, th[i].stack_len);
 	}
@@ -1603,6 +1673,7 @@ struct phase {
 	long memlock;		/* ... with this RLIMIT_MEMLOCK (bytes), or 0 */
 	long mlock_kb;		/* perf_event_mlock_kb for it, or -1 */
 	uid_t uid;		/* ... as this user (0: root) */
+	bool hotplug;		/* CPUs go offline and back meanwhile */
 };
 
 static const struct phase phases[] = {
@@ -1611,6 +1682,7 @@ static const struct phase phases[] = {
 	{ "limits", 1, FI_NONE, true, true, true, 64 * 1024, 8, 0 },
 	{ "unpriv", 1, FI_NONE, true, true, false, 0, -1, NOBODY },
 	{ "threads", 0, FI_NONE, false },
+	{ "hotplug", 0, FI_NONE, false, .hotplug = true },
 	{ "faults", 1, FI_PROB, false },
 	{ "nth", 1, FI_NTH, false },
 };
@@ -1713,6 +1785,9 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 	st->faults = 0;
 	st->child_ok = 0;
 	st->injected = 0;
+	st->offlines = 0;
+	st->offline_refused = 0;
+	st->stuck_offline = 0;
 	if (trace)
 		fflush(trace);
 	fflush(NULL);
@@ -1746,7 +1821,7 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 		if (fz.trace)
 			fprintf(fz.trace, "# phase %s\n", ph->name);
 		run_threads(&fz, seed, ph->threads ? ph->threads : o->threads,
-			    o->nops);
+			    o->nops, ph->hotplug);
 		teardown(&fz);
 		if (fz.trace)
 			fflush(fz.trace);
@@ -1788,7 +1863,10 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 	if (ph->mode != FI_NONE)
 		fi_off();
 	*injected = st->injected;
-	leaks = st->leaks + st->faults;
+	leaks = st->leaks + st->faults + st->stuck_offline;
+	if (ph->hotplug)
+		ksft_print_msg("%s: %ld CPUs taken offline and back, %ld offlines refused\n",
+			       ph->name, st->offlines, st->offline_refused);
 	/* The user's charge, and memory, after the phase. */
 	mlock1 = probe_as(uid);
 	if (mlock0 < 0 || mlock1 != mlock0) {
@@ -1853,7 +1931,7 @@ static void print_help(void)
 	fprintf(stderr,
 		"usage: ptsim_fuzz [-s seed] [-n ops-per-phase] [-t threads]\n"
 		"                  [-p phase,...] [-T trace|none] [-v]\n"
-		"phases: replay again limits unpriv threads faults nth\n");
+		"phases: replay again limits unpriv threads hotplug faults nth\n");
 	exit(KSFT_FAIL);
 }
 
@@ -1947,6 +2025,10 @@ int main(int argc, char **argv)
 			continue;
 		if (ph->mode != FI_NONE && !fi) {
 			ksft_test_result_skip("%s: no fault injection\n", ph->name);
+			continue;
+		}
+		if (ph->hotplug && !hotplug_available()) {
+			ksft_test_result_skip("%s: no CPU hotplug\n", ph->name);
 			continue;
 		}
 		/* Each phase its own sequence; "again" repeats "replay". */
