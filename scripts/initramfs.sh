@@ -55,6 +55,9 @@ timeout_of() {
 # workload it traces.
 DEMO_RECORD="aux-record --flush-at-exit -C 1 -a 1024 -c 0x2401 -1 0x1d8fa0040000"
 DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done'"
+# One aux-record per CPU, all at once, each on a loop pinned to its CPU;
+# every one must succeed (the 8-CPU boot's list, below).
+EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-record -C $c -o "$AUXLAB_TRACE_DIR/aux_record_cpu$c" -- taskset -c $c sh -c '"'"'i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done'"'"' & pids="$pids $!"; done; for p in $pids; do wait $p || rc=1; done; exit $rc'
 {
 	echo "# name timeout-seconds needs command"
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
@@ -80,6 +83,20 @@ DEMO_LOAD="taskset -c 1 sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); don
 	# that nothing it may leave behind reaches another suite.
 	echo "perf_fuzzer 600 - perf-fuzzer-run $PF_CHECK_OPS 20261124 50"
 } >"$R/tests/check.list"
+# smp8 (make check's second boot of each kernel, with 8 CPUs and 6 GiB,
+# scripts/check.sh): the cases where the number of CPUs matters.  ptsim
+# on every CPU at once (every_cpu; perf record -a; one aux-record per
+# CPU, each trace decoded on the host), AUX sampling and pause/resume in
+# NMI, the mlock allowance that scales with the online CPUs, CPU hotplug
+# with several CPUs to take away (ptsim_fuzz's hotplug phase).
+cat >"$R/tests/smp8.list" <<-LIST
+	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t per_cpu -t pause_resume_nmi -t cpu_hotplug_task -t cpu_hotplug_cpu
+	perf_events/ptsim_aux_abi_test 600 - ./perf_events/ptsim_aux_abi_test -t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary
+	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread -t pause_resume_inherited
+	perf_events/ptsim_fuzz $(timeout_of ptsim_fuzz) - ./perf_events/ptsim_fuzz -s 8 -p hotplug
+	aux-record/every-cpu 300 - $EVERY_CPU_RECORD
+	perf/record 900 - perf-record.sh cpu sample
+LIST
 # coverage (make coverage, scripts/coverage.sh): make check's suites, then
 # the gcov data of the profiled objects, for the transfer disk.
 { cat "$R/tests/check.list"; echo "coverage/gcov 120 - gcov-collect"; } >"$R/tests/coverage.list"

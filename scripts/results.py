@@ -437,6 +437,14 @@ def read_skips(path):
 FAILURE_ONLY = ('splat', 'guest', 'xfer', 'kunit', 'manifest')
 
 
+def kernel_matches(label, kernels):
+    """A manifest line's KERNELS against a run label: "*" is the main boot
+    of every kernel (a label without "@"), any other word an fnmatch glob
+    of labels ("qemu", "*@smp8" for the 8-CPU boots)."""
+    return any('@' not in label if k == '*' else fnmatch.fnmatchcase(label, k)
+               for k in kernels)
+
+
 def check_manifest(path, labels, t):
     """tests/manifest: KERNELS SUITE MIN-RESULTS, per run label."""
     entries = []
@@ -445,7 +453,7 @@ def check_manifest(path, labels, t):
             sys.exit(f'{path}:{i}: want KERNELS SUITE MIN-RESULTS')
         entries.append((w[0].split(','), w[1], int(w[2])))
     for label in labels:
-        mine = [(s, n) for k, s, n in entries if label in k or '*' in k]
+        mine = [(s, n) for k, s, n in entries if kernel_matches(label, k)]
         for s, n in mine:
             got = sum(sum(c) for name, c in t.suites.items()
                       if fnmatch.fnmatchcase(name, f'{label}/{s}'))

@@ -1,7 +1,11 @@
 #!/bin/busybox sh
 # shellcheck shell=dash
 # SPDX-License-Identifier: GPL-2.0
-# The guest half of the perf suite (suite "perf/record" of the check list):
+# The guest half of the perf suite (suite "perf/record" of the check list),
+#
+#   perf-record.sh [CASE...]    the cases named, or all of them
+#
+# (the 8-CPU boot of make check runs "cpu sample"):
 # the perf tool of the assembled tree records ptsim through the AUX area,
 # one case per directory under $AUXLAB_OUT/perf/, which the transfer disk
 # carries to the host.  There scripts/perf-check.sh reads every recording
@@ -12,7 +16,8 @@
 # perf.data.  Each directory also holds record.log, perf record's output
 # (its "AUX data lost" / "had gaps" warnings are checked on the host), and
 # case.txt, what the host needs to know: the AUX area size, the mode, the
-# number of threads of the workload.
+# number of threads of the workload, the number of CPUs.  cases.txt names
+# the cases run, for the host to check that each came back.
 #
 # Every workload runs for a fixed stretch of guest time (perf-spin), so
 # what a case records does not depend on how fast the guest is; the
@@ -20,7 +25,8 @@
 #
 # The cases (numbered as in scripts/perf-check.sh):
 #   task      perf's defaults, per task: perf record -e ptsim//
-#   cpu       per CPU, every CPU (-a), an AUX area of 16 MiB (-m ,4096)
+#   cpu       per CPU, every CPU (-a), an AUX area of 16 MiB (-m ,4096),
+#             one spinning thread per CPU: trace from every CPU
 #   snapshot  snapshot mode (-S), snapshots taken on SIGUSR2
 #   loss      a FIFO that overflows every tick and PARTIAL on the records
 #             holding the OVF (ptsim's aux_loss): perf must warn of gaps
@@ -45,16 +51,26 @@
 O=${AUXLAB_OUT:-/tmp/out}/perf
 MS=1000
 THREADS=4
+CPUS=$(nproc)
+ALL="task cpu snapshot loss sample mark thread raw raw_thread raw_snapshot raw_loss noaux"
+CASES=${*:-$ALL}
 n=0
 mkdir -p "$O"
+echo "$CASES" >"$O/cases.txt"
+
+want() {	# want NAME: is case NAME to run?
+	case " $CASES " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 
 # record NAME AUX_BYTES MODE CMD...: run CMD in $O/NAME, one TAP result.
 record() {
 	name=$1 aux=$2 mode=$3
 	shift 3
+	want "$name" || return 0
 	n=$((n + 1))
 	mkdir -p "$O/$name"
-	printf 'aux_size %s\nmode %s\nthreads %s\n' "$aux" "$mode" "$THREADS" >"$O/$name/case.txt"
+	printf 'aux_size %s\nmode %s\nthreads %s\ncpus %s\n' "$aux" "$mode" "$THREADS" "$CPUS" >"$O/$name/case.txt"
 	echo "# $name: $*"
 	(cd "$O/$name" && "$@") >"$O/$name/record.log" 2>&1
 	rc=$?
@@ -76,6 +92,7 @@ record() {
 expect_fail() {
 	name=$1 msg=$2
 	shift 2
+	want "$name" || return 0
 	n=$((n + 1))
 	mkdir -p "$O/$name"
 	printf 'mode fail\n' >"$O/$name/case.txt"
@@ -95,7 +112,12 @@ expect_fail() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+plan=0
+for c in $CASES; do
+	case " $ALL " in *" $c "*) ;; *) echo "Bail out! no case $c"; exit 1 ;; esac
+	plan=$((plan + 1))
+done
+echo "1..$plan"
 record task 4194304 normal \
 	perf record -e ptsim// -- perf-spin "$MS"
 # -m ,4096: 16 MiB per CPU is more than ptsim writes in the run (at most
@@ -105,7 +127,7 @@ record task 4194304 normal \
 # the buffer filled, and the TRUNCATED gap failed the case's "no loss"
 # checks.  The loss case tests loss.
 record cpu 16777216 normal \
-	perf record -a -m ,4096 -e ptsim// -- perf-spin -t 2 "$MS"
+	perf record -a -m ,4096 -e ptsim// -- perf-spin -t "$CPUS" "$MS"
 # perf record is the parent of the workload's shell, and has its SIGUSR2
 # handler set before it starts the workload.
 record snapshot 4194304 snapshot \

@@ -366,6 +366,16 @@ r=$D/p-manifest3; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 printf 'HARNESS: begin perf_events/stale\n1..1\nok 1 old\nHARNESS: end perf_events/stale rc=0\n' >>"$r/tests.log"
 expectx "manifest: a suite it does not name (a stale program) fails" \
 	1 '^FAIL x/manifest: perf_events/stale: not in tests/manifest' "$r" --manifest "$D/manifest"
+# The 8-CPU boots, labelled "<kernel>@smp8": "*" names the main boots'
+# suites only, "*@smp8" theirs.
+r=$D/p-manifest8; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
+printf '# synthetic\n*  absent  1\n*@smp8  kunit/demo  3\n*@smp8  perf_events/prog  2\n*@smp8  plain  1\n' >"$D/manifest8"
+ok=1; out=$("$RESULTS" --manifest "$D/manifest8" "x@smp8=$r" 2>&1) && grep -q '^5 passed, 0 failed, 1 skipped$' <<<"$out" && ok=0
+result $ok "manifest: a \"*\" line does not apply to an @smp8 run, a \"*@smp8\" line does"
+printf '*@smp8  absent  1\n' >>"$D/manifest8"
+ok=1; out=$("$RESULTS" --manifest "$D/manifest8" "x@smp8=$r" 2>&1) ||
+	grep -q '^FAIL x@smp8/manifest: absent: 0 results, tests/manifest wants at least 1 (suite missing)' <<<"$out" && ok=0
+result $ok "manifest: a suite missing from an @smp8 run fails"
 r=$D/p-ktop; mkrun "$r"; echo 'HARNESS: done' >>"$r/tests.log"
 sed -i 's/^\(\[.*\]\) 1\.\.1$/\1 1..2/' "$r/console.log"
 expect "kunit: a suite the top-level plan announced but never reported fails" \
