@@ -36,6 +36,7 @@ Prints TAP (one result per check, named "<case>: <what>") and, with
   perf-check.py [--perf PERF] [--decoder AUX_DECODE] [--summary] RUNDIR
 """
 import argparse
+import concurrent.futures
 import collections
 import os
 import re
@@ -555,17 +556,17 @@ def main():
     for c in want:
         if c not in cases:
             tap.check(False, f'{c}: recorded', f'no {os.path.join(root, c)}')
-    res = {}
-    for c in cases:
+    def one(c):
+        """Case c's checks, into a Tap of its own."""
+        tap = Tap()
         cd = os.path.join(root, c)
         if c == 'noaux':
             check_noaux(tap, c, cd)
-            continue
+            return tap, None
         if c.startswith('raw'):
-            res[c] = check_raw_case(tap, c, cd, a.perf, a.decoder, case_info(cd))
+            r = check_raw_case(tap, c, cd, a.perf, a.decoder, case_info(cd))
         else:
-            res[c] = check_case(tap, c, cd, a.perf, a.decoder)
-        r = res[c]
+            r = check_case(tap, c, cd, a.perf, a.decoder)
         if r and 'tot' in r and 'scr' in r:
             tap.note(f'{c}: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
                      f'ptw={r["scr"]["ptw"]} data_ptw={r["scr"]["data"]} marks={len(r["scr"]["marks"])} '
@@ -604,6 +605,16 @@ def main():
             tap.check(per_cpu and not bad,
                       'mark: ptsim_mark samples in perf\'s decoded trace, numbered 1, 2, 3... per CPU',
                       f'{len(r["scr"]["marks"])} marks; out of sequence: {bad}')
+        return tap, r
+
+    # The cases are independent and spend their time in perf and
+    # aux-decode: one thread per CPU, the results in case order.
+    res = {}
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for c, (t, r) in zip(cases, pool.map(one, cases)):
+            tap.lines += t.lines
+            tap.failed += t.failed
+            res[c] = r
     if a.summary and res.get('demo'):
         r = res['demo']
         for l in r['scr']['first']:
