@@ -51,6 +51,14 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 timeout_of() {
 	case $1 in ptsim_fuzz) echo 600 ;; *) echo "$tmo" ;; esac
 }
+# ptsim_fuzz's hotplug phase runs in the 8-CPU boot (below), not here:
+# CPU hotplug under fork and exit alone, no perf involved, makes 6.12's
+# scheduler warn "Dying CPU not properly vacated!" on the debug kernel
+# now and then (tests/ROBUSTNESS.md), which would fail make check for
+# something that is not ours; make fuzz runs the phase on debug.
+args_of() {
+	case $1 in ptsim_fuzz) echo " -p replay,again,limits,unpriv,threads,faults,nth" ;; esac
+}
 # The demo (make run, below) and its check suite: the recorder and the
 # workload it traces.
 DEMO_RECORD="aux-record --flush-at-exit -C 1 -a 1024 -c 0x2401 -1 0x1d8fa0040000"
@@ -61,7 +69,7 @@ EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-recor
 {
 	echo "# name timeout-seconds needs command"
 	for t in $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' | sort); do
-		echo "perf_events/$t $(timeout_of "$t") $(need "perf_events/$t") ./perf_events/$t"
+		echo "perf_events/$t $(timeout_of "$t") $(need "perf_events/$t") ./perf_events/$t$(args_of "$t")"
 	done
 	# The benchmark's smoke run: every figure once, tiny; it passes if
 	# the benchmark works, whatever the numbers (make bench measures).
@@ -86,13 +94,17 @@ EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-recor
 # smp8 (make check's second boot of each kernel, with 8 CPUs and 6 GiB,
 # scripts/check.sh): the cases where the number of CPUs matters.  ptsim
 # on every CPU at once (every_cpu; perf record -a; one aux-record per
-# CPU, each trace decoded on the host), AUX sampling and pause/resume in
-# NMI, the mlock allowance that scales with the online CPUs, CPU hotplug
-# with several CPUs to take away (ptsim_fuzz's hotplug phase).
+# CPU, each trace decoded on the host), AUX sampling in NMI and of a
+# thread, the mlock allowance that scales with the online CPUs, CPU
+# hotplug with several CPUs to take away (ptsim_fuzz's hotplug phase).
+# Only cases bounded by work, not by time: eight CPUs of a TCG guest on
+# two host cores get a small and uneven share each, and the cases that
+# trace for a fixed time (per_cpu, the pause/resume ones) then see too
+# little to tell (seen on upstream and ours alike).
 cat >"$R/tests/smp8.list" <<-LIST
-	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t per_cpu -t pause_resume_nmi -t cpu_hotplug_task -t cpu_hotplug_cpu
+	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu
 	perf_events/ptsim_aux_abi_test 600 - ./perf_events/ptsim_aux_abi_test -t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary
-	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread -t pause_resume_inherited
+	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread
 	perf_events/ptsim_fuzz $(timeout_of ptsim_fuzz) - ./perf_events/ptsim_fuzz -s 8 -p hotplug
 	aux-record/every-cpu 300 - $EVERY_CPU_RECORD
 	perf/record 900 - perf-record.sh cpu sample
