@@ -93,12 +93,10 @@ done
 # The second boot of each kernel but debug (SMP8_VARIANTS, default
 # VARIANTS without debug; empty for none): 8 CPUs, the smp8 list of
 # scripts/initramfs.sh (the cases where the number of CPUs matters), run
-# label "<v>@smp8", 6 GiB.  Not debug by default: CPU hotplug under fork
-# and exit, without perf, makes its scheduler warn now and then
-# (tests/ROBUSTNESS.md), and it costs make check 5 minutes; make fuzz
-# takes the debug kernel through hotplug.  With debug asked for, 2 GiB
-# (KASAN's set-up of 6 GiB costs a minute of TCG time).  KUnit ran in
-# the main boot: not again here.
+# label "<v>@smp8", 6 GiB.  Not debug by default: it would cost make
+# check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
+# costs a minute of TCG time).  KUnit ran in the main boot: not again
+# here.
 SMP8_VARIANTS=${SMP8_VARIANTS-$(for v in $VARIANTS; do [ "$v" = debug ] || echo "$v"; done)}
 for v in $SMP8_VARIANTS; do
 	l=$v@smp8 rd=$OUT/check-$v-smp8 mem=6G

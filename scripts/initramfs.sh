@@ -51,11 +51,11 @@ need() {	# the path a suite needs (scripts/guest/needs), or -
 timeout_of() {
 	case $1 in ptsim_fuzz) echo 600 ;; *) echo "$tmo" ;; esac
 }
-# ptsim_fuzz's hotplug phase runs in the 8-CPU boot (below), not here:
-# CPU hotplug under fork and exit alone, no perf involved, makes 6.12's
-# scheduler warn "Dying CPU not properly vacated!" on the debug kernel
-# now and then (tests/ROBUSTNESS.md), which would fail make check for
-# something that is not ours; make fuzz runs the phase on debug.
+# ptsim_fuzz's hotplug phase is make fuzz's, not make check's: CPU
+# hotplug under fork and exit alone, no perf involved, makes 6.12's
+# scheduler warn "Dying CPU not properly vacated!" now and then
+# (tests/ROBUSTNESS.md), which would fail make check for something that
+# is not ours.
 args_of() {
 	case $1 in ptsim_fuzz) echo " -p replay,again,limits,unpriv,threads,faults,nth" ;; esac
 }
@@ -95,8 +95,8 @@ EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-recor
 # scripts/check.sh): the cases where the number of CPUs matters.  ptsim
 # on every CPU at once (every_cpu; perf record -a; one aux-record per
 # CPU, each trace decoded on the host), AUX sampling in NMI and of a
-# thread, the mlock allowance that scales with the online CPUs, CPU
-# hotplug with several CPUs to take away (ptsim_fuzz's hotplug phase).
+# thread, the mlock allowance that scales with the online CPUs, the
+# CPU hotplug cases.
 # Only cases bounded by work, not by time: eight CPUs of a TCG guest on
 # two host cores get a small and uneven share each, and the cases that
 # trace for a fixed time (per_cpu, the pause/resume ones) then see too
@@ -105,7 +105,6 @@ cat >"$R/tests/smp8.list" <<-LIST
 	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu
 	perf_events/ptsim_aux_abi_test 600 - ./perf_events/ptsim_aux_abi_test -t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary
 	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread
-	perf_events/ptsim_fuzz $(timeout_of ptsim_fuzz) - ./perf_events/ptsim_fuzz -s 8 -p hotplug
 	aux-record/every-cpu 300 - $EVERY_CPU_RECORD
 	perf/record 900 - perf-record.sh cpu sample
 LIST
