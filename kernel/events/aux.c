@@ -227,6 +227,12 @@ static int aux_alloc_pages(struct perf_aux *aux, int node, unsigned int max_orde
 		}
 		for (i = 0; i < 1 << order; i++)
 			aux->pages[n++] = page_address(page + i);
+		/*
+		 * A large area is hundreds of thousands of pages, each one
+		 * zeroed: without a break, a non-preemptible kernel stalls
+		 * RCU and starves this CPU for seconds.
+		 */
+		cond_resched();
 	}
 	return 0;
 }

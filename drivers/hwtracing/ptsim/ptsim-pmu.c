@@ -325,8 +325,12 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 	nr_regions = nr_pages / region_pages;
 
 	node = event->cpu == -1 ? NUMA_NO_NODE : cpu_to_node(event->cpu);
-	buf = kzalloc_node(struct_size(buf, regions, nr_regions), GFP_KERNEL,
-			   node);
+	/*
+	 * One entry per region: with one-page regions a 2 GiB area needs
+	 * 4 MiB of table, more than kmalloc gives, so fall back to vmalloc.
+	 */
+	buf = kvzalloc_node(struct_size(buf, regions, nr_regions), GFP_KERNEL,
+			    node);
 	if (!buf)
 		return NULL;
 	buf->nr_regions = nr_regions;
@@ -337,7 +341,7 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 		buf->regions[i].pages = pages + i * region_pages;
 		if ((event->pmu->capabilities & PERF_PMU_CAP_AUX_NO_SG) &&
 		    !ptsim_pages_contiguous(buf->regions[i].pages, region_pages)) {
-			kfree(buf);
+			kvfree(buf);
 			return NULL;
 		}
 	}
@@ -359,7 +363,7 @@ static void ptsim_free_aux(void *buf)
 {
 	if (buf)
 		atomic_inc(&ptsim_free_aux_calls);
-	kfree(buf);
+	kvfree(buf);
 }
 
 /**

@@ -1822,9 +1822,13 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 }
 
 /*
- * AUX size and offset arithmetic beyond 32 bits.  The guest has 2 GiB of
- * memory, so no AUX area of 4 GiB or more can really be allocated; what
- * can be checked here:
+ * AUX size and offset arithmetic beyond 32 bits.  No AUX area of 4 GiB
+ * or more can be allocated on any machine, whatever its memory: 6.12
+ * keeps the addresses of the area's pages in one kmalloc()ed array and
+ * refuses, with ENOMEM, an area whose array would be larger than the
+ * largest kmalloc() (PAGE_SIZE << MAX_PAGE_ORDER), that is above 2^19
+ * pages, 2 GiB with 4 KiB pages; ours keeps that limit.  A 2 GiB area
+ * does not fit in the 2 GiB guest either.  What can be checked here:
  *
  *  - aux_offset at 4 GiB and at 16 TiB, far above the data area, with a
  *    small area: accepted, and the area works;
@@ -1834,11 +1838,14 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
  *    kmalloc()), 8 TiB (2^31 pages, above INT_MAX) and 16 TiB (2^32
  *    pages, zero in 32 bits): ENOMEM, with nothing charged.
  *
- * Not reachable here, for KUnit on the AUX code itself: a real area of
- * 2^32 bytes or more (head, tail and watermark arithmetic with a size
- * that does not fit 32 bits; the default watermark, half the size,
- * capped at U32_MAX for areas of 8 GiB and more; the page index of a
- * fault at an offset >= 2^32 into the area).
+ * Not reachable from user space at all, for KUnit on the AUX code
+ * itself: a real area of 2^32 bytes or more (head, tail and watermark
+ * arithmetic with a size that does not fit 32 bits; the default
+ * watermark, half the size, capped at U32_MAX for areas of 8 GiB and
+ * more; the page index of a fault at an offset >= 2^32 into the area).
+ * Positions (aux_head, aux_tail, PERF_RECORD_AUX offsets) beyond 2^32
+ * are reachable with a 2 GiB area written past its second wrap, in a
+ * guest with the memory for it.
  */
 TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
 {
