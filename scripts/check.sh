@@ -97,7 +97,7 @@ done
 # check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
 # costs a minute of TCG time).  KUnit ran in the main boot: not again
 # here.
-SMP8_VARIANTS=${SMP8_VARIANTS-$(for v in $VARIANTS; do [ "$v" = debug ] || echo "$v"; done)}
+SMP8_VARIANTS=${SMP8_VARIANTS-$(for v in $VARIANTS; do [ "$v" = debug ] || printf '%s ' "$v"; done)}
 for v in $SMP8_VARIANTS; do
 	l=$v@smp8 rd=$OUT/check-$v-smp8 mem=6G
 	[ "$v" != debug ] || mem=2G
