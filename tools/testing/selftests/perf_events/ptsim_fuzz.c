@@ -1388,12 +1388,6 @@ static void *thread_main(void *p)
 	return NULL;
 }
 
-static bool hotplug_available(void)
-{
-	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-	       !access("/sys/devices/system/cpu/cpu1/online", W_OK);
-}
-
 /* Bring a CPU back; the kernel may refuse for a moment (EBUSY). */
 static void hotplug_online(struct fz *fz, int cpu)
 {
@@ -2027,7 +2021,7 @@ int main(int argc, char **argv)
 			ksft_test_result_skip("%s: no fault injection\n", ph->name);
 			continue;
 		}
-		if (ph->hotplug && !hotplug_available()) {
+		if (ph->hotplug && !cpu_hotplug_possible()) {
 			ksft_test_result_skip("%s: no CPU hotplug\n", ph->name);
 			continue;
 		}

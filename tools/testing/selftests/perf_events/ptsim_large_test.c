@@ -28,7 +28,7 @@
  * The guest needs the area twice over in memory; with less than 3.5 GiB
  * the tests skip.
  */
-#include "ptsim_lib.h"
+#include "ptsim_leak.h"
 #include "../kselftest_harness.h"
 
 #define AREA		(2UL << 30)
@@ -50,19 +50,6 @@
 #define MIN_BEFORE	(64ULL << 10)
 #define PHASE_SECS	60
 
-static long memtotal_kb(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "MemTotal: %ld kB", &kb) != 1)
-		kb = -1;
-	fclose(f);
-	return kb;
-}
-
 FIXTURE(large) {
 	int bulk, pkt, cpu;
 	pid_t bulk_kid, pkt_kid;
@@ -77,7 +64,7 @@ FIXTURE(large) {
 
 FIXTURE_SETUP(large)
 {
-	long kb = memtotal_kb();
+	long kb = meminfo_kb("MemTotal");
 
 	self->bulk = -1;
 	self->pkt = -1;

@@ -766,6 +766,13 @@ static inline int pin_to(int cpu)
 	return pin_task(0, cpu);
 }
 
+/* Whether CPU 1 can be taken offline here: 2 CPUs, root, CPU hotplug. */
+static inline bool cpu_hotplug_possible(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+	       !access("/sys/devices/system/cpu/cpu1/online", W_OK);
+}
+
 /* Take a CPU offline (on == 0) or bring it back: 0 or an errno. */
 static inline int cpu_set_online(int cpu, int on)
 {
