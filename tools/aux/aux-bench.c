@@ -2,7 +2,7 @@
 /*
  * aux-bench - benchmark the perf AUX area through ptsim.
  *
- *	aux-bench [--smoke] [--reps N]
+ *	aux-bench [--smoke] [--reps N] [--figures GROUP[,GROUP...]]
  *	aux-bench --load txn|mmap SECONDS
  *
  * Runs each figure of the AUX area benchmark (make bench) in the guest and
@@ -45,6 +45,9 @@
  * The page runs ptsim's setup_aux received (physically contiguous runs by
  * log2 of their length, from /sys/kernel/debug/ptsim/setup_aux) are printed
  * as "# RUNS <M> <count-order0> <count-order1> ...".
+ *
+ * --figures runs only the groups of figures it names: txn, txn_split,
+ * tput, wake, mmap, work, flush (the default: all of them).
  *
  * --load runs one of the loads behind a figure, without timing it, for
  * SECONDS of guest time, for a profiler outside the guest to sample
@@ -932,22 +935,73 @@ out:
 	return ret;
 }
 
+/*
+ * The groups of figures --figures selects, with the number of results
+ * each prints in a smoke run and in a full one.
+ */
+static const struct group {
+	const char *name;
+	void (*run)(void);
+	int smoke_results, results;
+} groups[] = {
+	{ "txn", fig_txn, 2, NSIZES },
+	{ "txn_split", fig_txn_split, 1, 1 },
+	{ "tput", fig_tput, 2, 7 },
+	{ "wake", fig_wake, 1, 3 },
+	{ "mmap", fig_mmap, 3, 7 },
+	{ "work", fig_work, 2, 4 },
+	{ "flush", fig_flush, 2, 2 },
+};
+
+/* Select the groups a comma-separated @list names; false if one is unknown. */
+static bool select_groups(const char *list, bool *sel)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	bool ok = !!copy;
+	size_t g;
+
+	memset(sel, 0, ARRAY_SIZE(groups) * sizeof(*sel));
+	for (tok = ok ? strtok_r(copy, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (g = 0; g < ARRAY_SIZE(groups); g++)
+			if (!strcmp(tok, groups[g].name))
+				break;
+		if (g == ARRAY_SIZE(groups)) {
+			fprintf(stderr, "aux-bench: no group of figures %s\n",
+				tok);
+			ok = false;
+			continue;
+		}
+		sel[g] = true;
+	}
+	free(copy);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
+	bool sel[ARRAY_SIZE(groups)];
 	const char *load = NULL;
-	int i, load_secs = 0;
+	int i, load_secs = 0, plan = 0;
+	size_t g;
 
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		sel[g] = true;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--smoke")) {
 			smoke = true;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--figures") && i + 1 < argc) {
+			if (!select_groups(argv[++i], sel))
+				return 2;
 		} else if (!strcmp(argv[i], "--load") && i + 2 < argc) {
 			load = argv[++i];
 			load_secs = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N]\n"
-					"       aux-bench --load txn|mmap SECONDS\n");
+			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N] [--figures LIST]\n"
+					"       aux-bench --load txn|mmap SECONDS\n"
+					"LIST: txn,txn_split,tput,wake,mmap,work,flush (default: all)\n");
 			return 2;
 		}
 	}
@@ -969,9 +1023,12 @@ int main(int argc, char **argv)
 	if (load)
 		return ptsim_type < 0 ? 1 : run_load(load, load_secs);
 
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		if (sel[g])
+			plan += smoke ? groups[g].smoke_results :
+					groups[g].results;
 	printf("TAP version 13\n");
-	printf("1..%d\n", smoke ? 2 + 1 + 2 + 1 + 3 + 2 + 2 :
-	       NSIZES + 1 + 7 + 3 + 7 + 4 + 2);
+	printf("1..%d\n", plan);
 	printf("# aux-bench: %s, %d repetition(s), engine on CPU %d of %ld\n",
 	       smoke ? "smoke" : "full", reps, bench_cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN));
@@ -979,12 +1036,8 @@ int main(int argc, char **argv)
 		printf("Bail out! no ptsim PMU or no %s\n", DEBUGFS_BENCH);
 		return 1;
 	}
-	fig_txn();
-	fig_txn_split();
-	fig_tput();
-	fig_wake();
-	fig_mmap();
-	fig_work();
-	fig_flush();
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		if (sel[g])
+			groups[g].run();
 	return 0;
 }
