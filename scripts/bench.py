@@ -138,7 +138,7 @@ def main():
     mc = res['figures'].get('memcpy')
     if mc:
         for name, f in res['figures'].items():
-            if name.startswith('tput_'):
+            if name.startswith('tput_') and SIZE.match(name):
                 po = f[ours]['median'] / mc[ours]['median'] * 100
                 pu = f[up]['median'] / mc[up]['median'] * 100
                 f['pct_of_memcpy'] = {ours: po, up: pu}
@@ -169,6 +169,27 @@ MEANING = [
     (r'txn_begin_64$', 'the beginning of a 64-byte transaction alone (`bench_split`), one clock read included'),
     (r'txn_', 'one AUX transaction of that many bytes (begin, the PMU writing the bytes, end, '
               '`PERF_RECORD_AUX`), timed in the kernel by ptsim\'s benchmark mode; the consumer keeps up'),
+    (r'tput_(?P<n>\d+)cpu_each_',
+     'each CPU\'s part of `tput_{n}cpu_<S>`: the bytes its consumer copied out in the same '
+     'window, per microsecond, the values of all {n} CPUs of every repetition pooled: the median '
+     'is the typical CPU, min and max the slowest and the fastest.  How the CPUs share the one '
+     'clock follows QEMU\'s round robin and the guest\'s scheduler more than the AUX code, and '
+     'varies widely from window to window, so the spread is large: `tput_{n}cpu_<S>` is the '
+     'figure to compare'),
+    (r'tput_(?P<n>\d+)cpu_',
+     'what `tput_<S>` measures, on all {n} CPUs at once (a guest of its own, `-smp {n}`): each '
+     'CPU with its own per-CPU event, 4 MiB AUX area (perf\'s default per CPU) and ptsim engine, '
+     'and its own consumer pinned to it; the bytes all the consumers copy out per microsecond in '
+     'a 500 ms window that opens 200 ms after they start (the steady state, the first fill of '
+     'the areas behind them).  Under `-icount` QEMU runs the {n} virtual CPUs in turn in one '
+     'host thread on one instruction clock: a microsecond is about 1000 instructions of the '
+     'whole machine, not of each CPU, and each CPU has about 1/{n} of it (so the engines tick '
+     'every {n}0 us, for as many instructions of a CPU between two ticks as in `tput_<S>`).  '
+     'This is the machine\'s bytes per instruction with {n} CPUs tracing at once, to set beside '
+     '`tput_<S>`: it adds what {n} at once cost in instructions (the scheduling of {n} '
+     'consumers, {n} engines\' timers and PMIs, any work the AUX code does across CPUs, spinning '
+     'on a lock whose holder is not running); it cannot show how the throughput scales on CPUs '
+     'that really run at the same time, nor a cost paid in shared cache lines'),
     (r'tput_', 'bytes through the AUX area, ptsim writing transactions of that size as fast as the '
                'room allows, the consumer copying every byte out in 64 KiB blocks'),
     (r'memcpy$', 'the guest\'s user-space memcpy bandwidth in 64 KiB blocks'),
@@ -186,8 +207,9 @@ MEANING = [
 
 def meaning(name):
     for pat, text in MEANING:
-        if re.match(pat, name):
-            return text
+        m = re.match(pat, name)
+        if m:
+            return text.format(**m.groupdict()) if m.groupdict() else text
     return ''
 
 

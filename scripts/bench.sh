@@ -13,6 +13,13 @@
 # else runs while the kernel times its transactions) and BENCH_MEM memory
 # (default 2G: room for the 256 MiB AUX area).
 #
+# The figures of all CPUs at once (aux-bench --figures cpus, mode
+# "bench-cpus", tput_<N>cpu_*) come from boots of their own, as many, with
+# BENCH_CPUS CPUs (default 8; 0 leaves them out), so that the one-CPU
+# figures above stay what they were.  Under -icount QEMU runs the CPUs of
+# a guest in turn in one host thread, on one instruction clock: what the
+# figures mean then is on the results page (scripts/bench.py).
+#
 # scripts/bench.py merges the runs into one "bench: ..." line per
 # figure, out/bench/results.json and out/bench/bench.png (gnuplot), and
 # writes the results page bench/RESULTS.md (with a copy of the plot,
@@ -24,10 +31,14 @@ BENCH_ICOUNT=${BENCH_ICOUNT:-0}
 BENCH_SMP=${BENCH_SMP:-1}
 BENCH_MEM=${BENCH_MEM:-2G}
 BENCH_BOOTS=${BENCH_BOOTS:-2}
+BENCH_CPUS=${BENCH_CPUS:-8}
 case $BENCH_BOOTS in ''|0|*[!0-9]*) die "bench: BENCH_BOOTS must be a number >= 1" ;; esac
+case $BENCH_CPUS in ''|1|*[!0-9]*) die "bench: BENCH_CPUS must be 0 or a number >= 2" ;; esac
 B=$OUT/bench
 mkdir -p "$B"
-mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM, $BENCH_BOOTS boots of each kernel"
+mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM"
+[ "$BENCH_CPUS" = 0 ] || mode="$mode (the $BENCH_CPUS-CPU figures: -smp $BENCH_CPUS)"
+mode="$mode, $BENCH_BOOTS boots of each kernel"
 stage "bench: ours (qemu) and upstream, QEMU $mode"
 # Both guests at once: under -icount their figures do not depend on how
 # busy the host is, only the wall time does.
@@ -36,24 +47,29 @@ stage "bench: ours (qemu) and upstream, QEMU $mode"
 # allocator, which the page runs show) differs between boots, not between
 # the repetitions of one, so the spread must see more than one boot.
 logs_qemu= logs_upstream=
-for n in $(seq 1 "$BENCH_BOOTS"); do
-	pids=()
+boot_pair() {	# boot_pair GUEST-MODE SMP NAME: both kernels, into $B/<kernel>.NAME
+	local gmode=$1 smp=$2 name=$3 v i pids=()
+
 	for v in qemu upstream; do
-		rm -rf "${B:?}/$v.$n"
-		ICOUNT=$BENCH_ICOUNT SMP=$BENCH_SMP MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
-			"$TOP/scripts/boot.sh" "$v" bench "$B/$v.$n" >"$B/$v.$n.boot.log" 2>&1 &
+		rm -rf "${B:?}/$v.$name"
+		ICOUNT=$BENCH_ICOUNT SMP=$smp MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
+			"$TOP/scripts/boot.sh" "$v" "$gmode" "$B/$v.$name" >"$B/$v.$name.boot.log" 2>&1 &
 		pids+=($!)
 	done
 	for i in 0 1; do
 		v=$([ "$i" = 0 ] && echo qemu || echo upstream)
-		wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v.$n/ and $B/$v.$n.boot.log)"
-		info "bench: $v boot $n done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v.$n/boot.info") s)"
+		wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v.$name/ and $B/$v.$name.boot.log)"
+		info "bench: $v boot $name ($gmode, -smp $smp) done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v.$name/boot.info") s)"
 	done
 	# Kernel splats make a benchmark run worthless: results.py names them.
-	"$TOP/scripts/results.py" "qemu=$B/qemu.$n" "upstream=$B/upstream.$n" >"$B/results.$n.txt" ||
-		{ cat "$B/results.$n.txt" >&2; die "bench: a benchmark run failed (see above)"; }
-	logs_qemu=$logs_qemu${logs_qemu:+,}$B/qemu.$n/tests.log
-	logs_upstream=$logs_upstream${logs_upstream:+,}$B/upstream.$n/tests.log
+	"$TOP/scripts/results.py" "qemu=$B/qemu.$name" "upstream=$B/upstream.$name" >"$B/results.$name.txt" ||
+		{ cat "$B/results.$name.txt" >&2; die "bench: a benchmark run failed (see above)"; }
+	logs_qemu=$logs_qemu${logs_qemu:+,}$B/qemu.$name/tests.log
+	logs_upstream=$logs_upstream${logs_upstream:+,}$B/upstream.$name/tests.log
+}
+for n in $(seq 1 "$BENCH_BOOTS"); do
+	boot_pair bench "$BENCH_SMP" "$n"
+	[ "$BENCH_CPUS" = 0 ] || boot_pair bench-cpus "$BENCH_CPUS" "cpus.$n"
 done
 qemu_version=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
 "$TOP/scripts/bench.py" --page "$TOP/bench" --mode "$mode" \

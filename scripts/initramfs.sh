@@ -135,8 +135,13 @@ cat >"$R/tests/run.list" <<-LIST
 LIST
 # bench (make bench, scripts/bench.sh): the whole benchmark, each figure
 # repeated; the numbers are TAP comments ("# BENCH ...") in tests.log.
+# bench-cpus: the figures of all CPUs at once, for make bench's boots
+# with BENCH_CPUS CPUs.
 cat >"$R/tests/bench.list" <<-'LIST'
 	aux-bench 7200 - aux-bench --reps 5
+LIST
+cat >"$R/tests/bench-cpus.list" <<-'LIST'
+	aux-bench/cpus 7200 - aux-bench --reps 5 --figures cpus
 LIST
 # fuzz (make fuzz, scripts/fuzz.sh): the two fuzzers alone, ours then
 # perf_fuzzer, and a kmemleak scan after them (debug kernel), with the options /init takes from the kernel command line

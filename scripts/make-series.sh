@@ -332,12 +332,12 @@ print(textwrap.fill(f"make bench, {d['date']}, {d['machine']}; QEMU {d['qemu_mod
                     "Medians of guest time; ratio = ours/upstream; spread = the larger "
                     "half-range of the two, in % of the median.", 72))
 print()
-print(f"  {'figure':<16} {'ours':>12} {'upstream':>12} {'ratio':>6} {'spread':>7}")
+print(f"  {'figure':<18} {'ours':>12} {'upstream':>12} {'ratio':>6} {'spread':>7}")
 for n, f in d['figures'].items():
     u = f['unit']
     o = f"{f['ours']['median']:.4g}{u}"
     up = f"{f['upstream']['median']:.4g}{u}"
-    print(f"  {n:<16} {o:>12} {up:>12} {f['ratio']:6.3f} {f['spread_pct']:6.1f}%")
+    print(f"  {n:<18} {o:>12} {up:>12} {f['ratio']:6.3f} {f['spread_pct']:6.1f}%")
 PY
 	else
 		echo "Not measured yet (make bench)."

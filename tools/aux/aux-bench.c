@@ -2,7 +2,7 @@
 /*
  * aux-bench - benchmark the perf AUX area through ptsim.
  *
- *	aux-bench [--smoke] [--reps N]
+ *	aux-bench [--smoke] [--reps N] [--figures GROUP[,GROUP...]]
  *	aux-bench --load txn|mmap SECONDS
  *
  * Runs each figure of the AUX area benchmark (make bench) in the guest and
@@ -41,10 +41,21 @@
  *  work_*       ms for a fixed workload, untraced and traced by ptsim at a
  *               few data rates (the consumer running alongside);
  *  flush_*      us for PERF_EVENT_IOC_FLUSH with data pending in ptsim's
- *               FIFO and with none.
+ *               FIFO and with none;
+ *  tput_<N>cpu_<S>, tput_<N>cpu_each_<S>  tput_<S> on all N online CPUs
+ *               at once, one per-CPU event, AUX area and consumer per CPU,
+ *               in the steady state: MB/s of all CPUs together, and of
+ *               each CPU (the values of every CPU pooled).  What these mean under -icount, where
+ *               the CPUs take turns on one instruction clock, is said
+ *               with the figures on the results page (scripts/bench.py).
  * The page runs ptsim's setup_aux received (physically contiguous runs by
  * log2 of their length, from /sys/kernel/debug/ptsim/setup_aux) are printed
  * as "# RUNS <M> <count-order0> <count-order1> ...".
+ *
+ * --figures runs only the groups of figures it names: txn, txn_split,
+ * tput, wake, mmap, work, flush (the default: all of these) and cpus (the
+ * tput_<N>cpu_* figures, for a guest with more than one CPU; never by
+ * default).
  *
  * --load runs one of the loads behind a figure, without timing it, for
  * SECONDS of guest time, for a profiler outside the guest to sample
@@ -162,6 +173,7 @@ struct sess {
 	uint64_t nrec_aux, nrec_lost;
 	uint64_t last_aux_time;		/* time of the last PERF_RECORD_AUX */
 	char *copy;			/* where the consumer copies to */
+	uint64_t *copied;		/* if set: aux_bytes, block by block */
 };
 
 static int sess_open(struct sess *s, uint64_t config1, uint64_t config2,
@@ -280,6 +292,10 @@ static void sess_aux(struct sess *s, bool copy)
 				n = COPY_BLOCK;
 			memcpy(s->copy + off, (char *)s->aux + off, n);
 			pos += n;
+			if (s->copied)
+				__atomic_store_n(s->copied,
+						 s->aux_bytes + pos - tail,
+						 __ATOMIC_RELAXED);
 		}
 	}
 	s->aux_bytes += head - tail;
@@ -534,6 +550,211 @@ static void fig_tput(void)
 			report(name, "MB/s", v, reps);
 		result(ok && all_positive(v, reps), name, NULL);
 	}
+}
+
+/*
+ * Figure 2 on every CPU at once: what tput_<S> does, on each of the
+ * online CPUs together, each CPU with its own per-CPU event, AUX area and
+ * consumer, as perf record -a has them.  Each consumer is a child pinned
+ * to its CPU, where that CPU's engine ticks too, as on one CPU.  The
+ * figure is the steady state: the bytes the consumers copy out in a
+ * window that opens once the first fill of their areas is behind them.
+ */
+#define MAX_CPUS	64
+#define CPUS_AUX_SIZE	(4 << 20)	/* perf's default for root, per CPU */
+#define CPUS_WARMUP_MS	200
+#define CPUS_WINDOW_MS	500
+
+/* What the consumers share with the parent. */
+struct cpu_runs {
+	int stop;			/* set by the parent: the run ends */
+	struct {
+		uint64_t copied;	/* bytes copied out so far */
+		uint64_t lost;		/* PERF_RECORD_LOST seen */
+	} cpu[MAX_CPUS];
+};
+
+/*
+ * The consumer of @cpu: opens and maps its event, says on @ready whether
+ * it could ('r' or '!'), waits until the parent closes @go's other end,
+ * then consumes until the parent sets @sh->stop.  Never returns.
+ */
+static void cpu_consumer(int cpu, uint64_t config1, uint64_t config2,
+			 int ready, int go, struct cpu_runs *sh)
+{
+	struct sess s;
+	cpu_set_t set;
+	char c = '!';
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    sess_open(&s, config1, config2, -1, cpu, 512, CPUS_AUX_SIZE, 0))
+		goto tell;
+	s.copy = malloc(CPUS_AUX_SIZE);
+	if (!s.copy)
+		goto tell;
+	memset(s.copy, 1, CPUS_AUX_SIZE);	/* fault it in beforehand */
+	s.copied = &sh->cpu[cpu].copied;
+	c = 'r';
+tell:
+	if (write(ready, &c, 1) != 1 || c != 'r')
+		_exit(1);
+	if (read(go, &c, 1) != 0)
+		_exit(1);
+	ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0);
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+		sess_consume(&s, true, 1);
+	ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0);
+	sh->cpu[cpu].lost = s.nrec_lost;
+	sess_close(&s);
+	_exit(0);
+}
+
+/*
+ * One repetition on all @ncpus CPUs: the consumers start together, when
+ * all are ready; after CPUS_WARMUP_MS, the bytes each copies out in
+ * CPUS_WINDOW_MS, per us: *@all for all of them, @each[i] for CPU i's.
+ */
+static int run_all_cpus(int ncpus, uint64_t config1, uint64_t config2,
+			double *all, double *each)
+{
+	int ready[2], go[2], i, n, status, ret = -1;
+	uint64_t start[MAX_CPUS], lost = 0;
+	double t0, t1, bytes = 0;
+	pid_t pids[MAX_CPUS];
+	struct cpu_runs *sh;
+	struct kstats k;
+	char c;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return -1;
+	if (pipe(ready))
+		goto unmap;
+	if (pipe(go))
+		goto close_ready;
+	if (kstats_reset())
+		goto close;
+	for (n = 0; n < ncpus; n++) {
+		pids[n] = fork();
+		if (pids[n] < 0)
+			break;
+		if (!pids[n]) {
+			close(ready[0]);
+			close(go[1]);
+			cpu_consumer(n, config1, config2, ready[1], go[0], sh);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (i = 0; i < n; i++)
+		if (read(ready[0], &c, 1) != 1 || c != 'r')
+			break;
+	if (n == ncpus && i == n) {
+		/* All ready: closing the last write end of @go starts them. */
+		close(go[1]);
+		usleep(CPUS_WARMUP_MS * 1000);
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			start[i] = __atomic_load_n(&sh->cpu[i].copied,
+						   __ATOMIC_RELAXED);
+		usleep(CPUS_WINDOW_MS * 1000);
+		t1 = now_ns();
+		for (i = 0; i < n; i++) {
+			uint64_t b = __atomic_load_n(&sh->cpu[i].copied,
+						     __ATOMIC_RELAXED) - start[i];
+
+			each[i] = b / ((t1 - t0) / 1e3);
+			bytes += b;
+		}
+		*all = bytes / ((t1 - t0) / 1e3);
+		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+		ret = 0;
+	} else {
+		for (i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		close(go[1]);
+	}
+	/* A CPU whose consumer got nothing at all: the run did not work. */
+	for (i = 0; i < n; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status) ||
+		    !sh->cpu[i].copied)
+			ret = -1;
+		else
+			lost += sh->cpu[i].lost;
+	}
+	close(ready[0]);
+	if (lost)
+		printf("# tput on %d CPUs: %llu PERF_RECORD_LOST\n", ncpus,
+		       (unsigned long long)lost);
+	if (!ret && !kstats_read(&k))
+		printf("# tput on %d CPUs: %llu transactions, %llu stalled ticks\n",
+		       ncpus, k.txns, k.stalls);
+	goto unmap;
+close:
+	close(go[0]);
+	close(go[1]);
+close_ready:
+	close(ready[0]);
+	close(ready[1]);
+unmap:
+	munmap(sh, sizeof(*sh));
+	return ret;
+}
+
+static const int cpu_tsizes[] = { 10, 16, 20 };
+
+static void fig_tput_cpus(void)
+{
+	int i, r, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nsz = smoke ? 1 : (int)ARRAY_SIZE(cpu_tsizes);
+	char name[32], each_name[32], prefix[32];
+	double all[MAX_REPS], *each;
+
+	if (ncpus > MAX_CPUS)
+		ncpus = MAX_CPUS;
+	each = calloc((size_t)MAX_REPS * ncpus, sizeof(*each));
+	for (i = 0; i < nsz; i++) {
+		int shift = smoke ? 16 : cpu_tsizes[i];
+		/*
+		 * As tput_<S>: up to 16 MiB a tick on each CPU.  A tick
+		 * every 10 * ncpus us: under -icount each CPU has about
+		 * 1/ncpus of the instruction clock, so it runs as many
+		 * instructions of its own between two ticks as tput_<S>'s
+		 * one CPU does.
+		 */
+		int rate = (16 << 20) >> shift;
+		bool ok = !!each;
+
+		if (rate > 4096)
+			rate = 4096;
+		snprintf(prefix, sizeof(prefix), "tput_%dcpu", ncpus);
+		size_name(name, sizeof(name), prefix, shift);
+		snprintf(prefix, sizeof(prefix), "tput_%dcpu_each", ncpus);
+		size_name(each_name, sizeof(each_name), prefix, shift);
+		if (ncpus < 2) {
+			result(true, name, "SKIP one CPU online");
+			continue;
+		}
+		for (r = 0; r < reps && ok; r++)
+			ok = !run_all_cpus(ncpus,
+					   RATE(rate) | PERIOD(10 * ncpus),
+					   BENCH(shift), &all[r],
+					   &each[r * ncpus]);
+		if (ok) {
+			report(name, "MB/s", all, reps);
+			report(each_name, "MB/s", each, reps * ncpus);
+		}
+		/*
+		 * A CPU may copy nothing within one window (seen on both
+		 * kernels, at 1K): that is a figure, not a failure.
+		 */
+		result(ok && all_positive(all, reps), name, NULL);
+	}
+	free(each);
 }
 
 /* Figure 3: end of the watermark transaction to poll() returning. */
@@ -932,22 +1153,75 @@ out:
 	return ret;
 }
 
+/*
+ * The groups of figures --figures selects, with the number of results
+ * each prints in a smoke run and in a full one.
+ */
+static const struct group {
+	const char *name;
+	void (*run)(void);
+	int smoke_results, results;
+	bool by_default;
+} groups[] = {
+	{ "txn", fig_txn, 2, NSIZES, true },
+	{ "txn_split", fig_txn_split, 1, 1, true },
+	{ "tput", fig_tput, 2, 7, true },
+	{ "wake", fig_wake, 1, 3, true },
+	{ "mmap", fig_mmap, 3, 7, true },
+	{ "work", fig_work, 2, 4, true },
+	{ "flush", fig_flush, 2, 2, true },
+	{ "cpus", fig_tput_cpus, 1, ARRAY_SIZE(cpu_tsizes), false },
+};
+
+/* Select the groups a comma-separated @list names; false if one is unknown. */
+static bool select_groups(const char *list, bool *sel)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	bool ok = !!copy;
+	size_t g;
+
+	memset(sel, 0, ARRAY_SIZE(groups) * sizeof(*sel));
+	for (tok = ok ? strtok_r(copy, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		for (g = 0; g < ARRAY_SIZE(groups); g++)
+			if (!strcmp(tok, groups[g].name))
+				break;
+		if (g == ARRAY_SIZE(groups)) {
+			fprintf(stderr, "aux-bench: no group of figures %s\n",
+				tok);
+			ok = false;
+			continue;
+		}
+		sel[g] = true;
+	}
+	free(copy);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
+	bool sel[ARRAY_SIZE(groups)];
 	const char *load = NULL;
-	int i, load_secs = 0;
+	int i, load_secs = 0, plan = 0;
+	size_t g;
 
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		sel[g] = groups[g].by_default;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--smoke")) {
 			smoke = true;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--figures") && i + 1 < argc) {
+			if (!select_groups(argv[++i], sel))
+				return 2;
 		} else if (!strcmp(argv[i], "--load") && i + 2 < argc) {
 			load = argv[++i];
 			load_secs = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N]\n"
-					"       aux-bench --load txn|mmap SECONDS\n");
+			fprintf(stderr, "usage: aux-bench [--smoke] [--reps N] [--figures LIST]\n"
+					"       aux-bench --load txn|mmap SECONDS\n"
+					"LIST: txn,txn_split,tput,wake,mmap,work,flush (default),cpus\n");
 			return 2;
 		}
 	}
@@ -969,9 +1243,12 @@ int main(int argc, char **argv)
 	if (load)
 		return ptsim_type < 0 ? 1 : run_load(load, load_secs);
 
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		if (sel[g])
+			plan += smoke ? groups[g].smoke_results :
+					groups[g].results;
 	printf("TAP version 13\n");
-	printf("1..%d\n", smoke ? 2 + 1 + 2 + 1 + 3 + 2 + 2 :
-	       NSIZES + 1 + 7 + 3 + 7 + 4 + 2);
+	printf("1..%d\n", plan);
 	printf("# aux-bench: %s, %d repetition(s), engine on CPU %d of %ld\n",
 	       smoke ? "smoke" : "full", reps, bench_cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN));
@@ -979,12 +1256,8 @@ int main(int argc, char **argv)
 		printf("Bail out! no ptsim PMU or no %s\n", DEBUGFS_BENCH);
 		return 1;
 	}
-	fig_txn();
-	fig_txn_split();
-	fig_tput();
-	fig_wake();
-	fig_mmap();
-	fig_work();
-	fig_flush();
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
+		if (sel[g])
+			groups[g].run();
 	return 0;
 }
