@@ -99,13 +99,14 @@ EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-recor
 # on every CPU at once (every_cpu; perf record -a; one aux-record per
 # CPU, each trace decoded on the host), AUX sampling in NMI and of a
 # thread, the mlock allowance that scales with the online CPUs, the
-# CPU hotplug cases, a 2 GiB AUX area written past 2^32 bytes.
+# CPU hotplug cases, pause and resume from NMI on every CPU at once, a
+# 2 GiB AUX area written past 2^32 bytes.
 # Only cases bounded by work, not by time: eight CPUs of a TCG guest on
 # two host cores get a small and uneven share each, and the cases that
-# trace for a fixed time (per_cpu, the pause/resume ones) then see too
-# little to tell (seen on upstream and ours alike).
+# trace for a fixed time (per_cpu, the pause/resume ones of one task)
+# then see too little to tell (seen on upstream and ours alike).
 cat >"$R/tests/smp8.list" <<-LIST
-	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu
+	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t pause_resume_every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu
 	perf_events/ptsim_aux_abi_test 600 - ./perf_events/ptsim_aux_abi_test -t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary
 	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread
 	perf_events/ptsim_large_test 600 - ./perf_events/ptsim_large_test

@@ -1051,6 +1051,111 @@ TEST(pause_resume_nmi)
 	EXPECT_NMI(nmi, mark, 2);
 }
 
+/*
+ * Pause and resume from NMI on every online CPU at once, as perf record
+ * -a with a pausing counter does: on each CPU a per-CPU ptsim leader and
+ * a ptsim_mark member with aux_resume (the leader starts paused) or
+ * aux_pause, and a child burning there.
+ *
+ * Bounded by work, not time (eight vCPUs on a TCG host of two get very
+ * different shares): a resumed CPU stops once its trace holds
+ * 4 * PAUSE_RATE records; a paused one once its mark has counted eight
+ * member periods of engine ticks (the mark counts its leader's ticks,
+ * paused or not), in which an engine that ignored the pause would write
+ * about eight times the bound of pause_resume.  Each CPU's mark must
+ * have overflowed there, in NMI.
+ */
+static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
+{
+	const size_t bound = (MARK_PERIOD_TICKS + 2) * PAUSE_RATE;
+	const __u64 ticks = 8 * MARK_PERIOD_TICKS;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), mark0[EVERY_CPU_MAX];
+	int fd[EVERY_CPU_MAX], mfd[EVERY_CPU_MAX], go[EVERY_CPU_MAX];
+	struct perf_event_attr attr, mark = {
+		.size = sizeof(mark),
+		.type = pmu_type("ptsim_mark"),
+		.sample_period = MARK_PERIOD_TICKS,
+		.aux_pause = !resume,
+		.aux_resume = resume,
+	};
+	bool reached[EVERY_CPU_MAX] = { 0 };
+	struct sess s[EVERY_CPU_MAX];
+	pid_t pid[EVERY_CPU_MAX];
+	int cpu, left;
+	struct walk w;
+	double end;
+
+	ASSERT_LE(ncpu, EVERY_CPU_MAX);
+	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	attr.aux_start_paused = resume;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		mark0[cpu] = ptsim_nmi_on(cpu, "mark");
+		fd[cpu] = perf_open(&attr, -1, cpu, -1);
+		ASSERT_GE(fd[cpu], 0) TH_LOG("CPU %d: perf_event_open: %s",
+					     cpu, strerror(errno));
+		mfd[cpu] = perf_open(&mark, -1, cpu, fd[cpu]);
+		ASSERT_GE(mfd[cpu], 0) TH_LOG("CPU %d: member: %s", cpu,
+					      strerror(errno));
+		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], 0, 16, 256, false));
+		pid[cpu] = spawn_burner(-1, cpu, &go[cpu]);
+		ASSERT_GT(pid[cpu], 0);
+	}
+	for (cpu = 0; cpu < ncpu; cpu++)
+		ASSERT_EQ(0, ioctl(fd[cpu], PERF_EVENT_IOC_ENABLE,
+				   PERF_IOC_FLAG_GROUP));
+	for (cpu = 0; cpu < ncpu; cpu++)
+		release(go[cpu]);
+	end = now_ms() + 120000;
+	do {
+		usleep(1000);
+		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
+			if (!pid[cpu])
+				continue;
+			sess_poll(&s[cpu], 0);
+			if (resume)
+				reached[cpu] = s[cpu].len >= 4 * PAUSE_RATE * PTSIM_REC;
+			else
+				reached[cpu] = read_count(mfd[cpu]) >= ticks;
+			if (!reached[cpu] && now_ms() < end) {
+				left++;
+				continue;
+			}
+			ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+			EXPECT_TRUE(stop_burner(pid[cpu]));
+			pid[cpu] = 0;
+		}
+	} while (left);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		sess_poll(&s[cpu], 0);
+		walk_trace(&s[cpu], &w, 0);
+		TH_LOG("CPU %d %s: ptw=%lu mark ticks=%llu mark NMIs=%ld (bound %zu)",
+		       cpu, resume ? "resumed" : "paused", w.ptw64,
+		       (unsigned long long)read_count(mfd[cpu]),
+		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], bound);
+		EXPECT_TRUE(reached[cpu]) TH_LOG("CPU %d never got there", cpu);
+		if (resume) {
+			EXPECT_GT(w.ptw64, 2 * PAUSE_RATE) TH_LOG("CPU %d", cpu);
+		} else {
+			EXPECT_LE(w.ptw64, bound) TH_LOG("CPU %d", cpu);
+		}
+		expect_clean(_metadata, &s[cpu], &w);
+		if (PTSIM_NMI_EXPECTED)
+			EXPECT_GT(ptsim_nmi_on(cpu, "mark"), mark0[cpu])
+				TH_LOG("CPU %d: no mark overflow in NMI", cpu);
+		close(mfd[cpu]);
+		close(fd[cpu]);
+		sess_free(&s[cpu]);
+	}
+}
+
+TEST_F_TIMEOUT(cpus, pause_resume_every_cpu, 150)
+{
+	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	pause_every_cpu(_metadata, true);
+	pause_every_cpu(_metadata, false);
+}
+
 /* ---- CPU hotplug under tracing ---- */
 
 static const char *hotplug_skip(void)
