@@ -29,6 +29,10 @@
 #                ptsim_mark, in percent (default 50)
 #   THREADS      threads of the "threads" phase (default 4)
 #   PHASES       phases to run, comma-separated (default all)
+#   DURATION     seconds: the phases that are not replayed (threads,
+#                hotplug, faults, nth) run this long each instead of OPS
+#                operations (ptsim_fuzz -d); e.g. the 30-minute hotplug
+#                run, PHASES=hotplug DURATION=1800 SMP=8 PF_OPS=0
 #   FUZZ_KERNEL  debug (default: KASAN, lockdep, kmemleak), qemu, upstream
 #                or kcsan (ours with KCSAN, configs/kcsan.config: the data
 #                race detector, which excludes KASAN; no kmemleak scan)
@@ -46,11 +50,13 @@ seed=${SEED:-1}
 ops=${OPS:-2000}
 pf_ops=${PF_OPS:-20000}
 pf_pct=${PF_PCT:-50}
-case $seed$ops$pf_ops$pf_pct in *[!0-9]*) die "fuzz: SEED, OPS, PF_OPS and PF_PCT must be numbers" ;; esac
+secs=${DURATION:-0}
+case $seed$ops$pf_ops$pf_pct$secs in *[!0-9]*) die "fuzz: SEED, OPS, PF_OPS, PF_PCT and DURATION must be numbers" ;; esac
 rundir=$OUT/fuzz-$v
 append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_pct"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
+[ "$secs" -gt 0 ] && append+=" auxlab.secs=$secs"
 # A run is fourteen times OPS operations (eight phases, "threads" and
 # "hotplug" four times over).  The debug kernel under TCG ran 2.6 million
 # in 62 to 70 min, 620 to 700 a second, on an idle host and on one busy with a make check
@@ -59,7 +65,13 @@ append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_
 # perf_fuzzer on the debug kernel ran 2000 operations in 37 s (54 a
 # second) on a host busy with other builds; allow three times what 25 a
 # second would take.
-export TIMEOUT=${TIMEOUT:-$((600 + ops * 14 * 3 / 250 + pf_ops * 3 / 25))}
+# With DURATION, the four unreplayed phases take that long each and the
+# four replayed ones OPS operations each, allowed for as above.
+if [ "$secs" -gt 0 ]; then
+	export TIMEOUT=${TIMEOUT:-$((600 + 4 * secs + ops * 4 * 3 / 250 + pf_ops * 3 / 25))}
+else
+	export TIMEOUT=${TIMEOUT:-$((600 + ops * 14 * 3 / 250 + pf_ops * 3 / 25))}
+fi
 
 rc=0
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?

@@ -37,6 +37,12 @@
  * The last two need fault injection (the debug kernel) and are skipped
  * without it.
  *
+ * -d SECONDS bounds the phases that are not replayed (threads, hotplug,
+ * faults, nth) by time instead of -n: their workers stop when the phase
+ * has run that long (make fuzz DURATION=, e.g. a 30-minute hotplug run).
+ * replay, again, limits and unpriv stay bounded by -n: their traces are
+ * compared.
+ *
  * Same seed, single thread: the same sequence of operations.  The phases
  * replay, limits and unpriv write one line per operation, its arguments
  * and its result (no addresses, descriptors, pids or times) to
@@ -145,6 +151,7 @@ struct fz {
 	bool keep;
 	int anchor;		/* see fz_anchor(), or -1 */
 	int running;		/* worker threads not done yet */
+	double deadline;	/* now_ms() at which workers stop, or 0 */
 	struct stats *st;
 };
 
@@ -1380,7 +1387,8 @@ static void *thread_main(void *p)
 		t->fi_fd = fi_nth_open();
 	if (t->fz->mode != FI_NONE && t->fi_fd < 0)
 		ksft_exit_fail_msg("fault injection control: %s\n", strerror(errno));
-	while (t->done < t->nops)
+	while (t->fz->deadline ? now_ms() < t->fz->deadline :
+				 t->done < t->nops)
 		run_op(t);
 	if (t->fi_fd >= 0)
 		close(t->fi_fd);
@@ -1739,6 +1747,7 @@ struct opts {
 	int threads;
 	const char *phases;
 	const char *trace;
+	long secs;		/* -d: the unreplayed phases' length, or 0 */
 };
 
 /*
@@ -1812,6 +1821,8 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 		fz.keep = !strcmp(ph->name, "replay") || !strcmp(ph->name, "again");
 		if (ph->traced || fz.keep)
 			fz_anchor(&fz);
+		else if (o->secs)
+			fz.deadline = now_ms() + o->secs * 1000.0;
 		if (fz.trace)
 			fprintf(fz.trace, "# phase %s\n", ph->name);
 		run_threads(&fz, seed, ph->threads ? ph->threads : o->threads,
@@ -1924,7 +1935,7 @@ static void print_help(void)
 {
 	fprintf(stderr,
 		"usage: ptsim_fuzz [-s seed] [-n ops-per-phase] [-t threads]\n"
-		"                  [-p phase,...] [-T trace|none] [-v]\n"
+		"                  [-p phase,...] [-d seconds] [-T trace|none] [-v]\n"
 		"phases: replay again limits unpriv threads hotplug faults nth\n");
 	exit(KSFT_FAIL);
 }
@@ -1948,7 +1959,7 @@ int main(int argc, char **argv)
 		burn(1);
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "s:n:t:p:T:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:t:p:d:T:v")) != -1) {
 		switch (c) {
 		case 's':
 			o.seed = strtoull(optarg, NULL, 0);
@@ -1961,6 +1972,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			o.phases = optarg;
+			break;
+		case 'd':
+			o.secs = strtol(optarg, NULL, 0);
 			break;
 		case 'T':
 			o.trace = optarg;
@@ -2000,8 +2014,8 @@ int main(int argc, char **argv)
 		ksft_finished();
 	}
 	fi = fi_available();
-	ksft_print_msg("seed=%llu ops/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
-		       (unsigned long long)o.seed, o.nops, o.threads,
+	ksft_print_msg("seed=%llu ops/phase=%ld seconds/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
+		       (unsigned long long)o.seed, o.nops, o.secs, o.threads,
 		       sysconf(_SC_NPROCESSORS_ONLN), fi ? "yes" : "no");
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
