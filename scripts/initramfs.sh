@@ -108,7 +108,7 @@ EVERY_CPU_RECORD='rc=0; pids=; for c in $(seq 0 $(($(nproc) - 1))); do aux-recor
 cat >"$R/tests/smp8.list" <<-LIST
 	perf_events/ptsim_test 600 - ./perf_events/ptsim_test -t every_cpu -t pause_resume_every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu
 	perf_events/ptsim_aux_abi_test 600 - ./perf_events/ptsim_aux_abi_test -t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary
-	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread
+	perf_events/ptsim_inherit_test 600 - ./perf_events/ptsim_inherit_test -t aux_sample_thread -t aux_sample_thread_nmi
 	perf_events/ptsim_large_test 600 - ./perf_events/ptsim_large_test
 	aux-record/every-cpu 300 - $EVERY_CPU_RECORD
 	perf/record 900 - perf-record.sh cpu sample

@@ -15,6 +15,11 @@
  *    trace, one with aux_resume starts a child opened paused; a child
  *    opened paused without one produces nothing.
  *  - aux_output: a child's ptsim_mark samples go into the trace.
+ * The sampling and aux_action cases run with a task-clock member and
+ * again (_nmi) with ptsim_mark, whose overflows in the child come in NMI,
+ * as a hardware counter's do, which those check in ptsim's NMI counts.
+ * aux_output raises no PMI: the engine writes the mark into the trace
+ * itself, as PEBS via PT writes its records without an interrupt.
  */
 #include "ptsim_lib.h"
 #include <pthread.h>
@@ -56,6 +61,28 @@ static struct perf_event_attr clock_attr(int period_ms)
 		.exclude_kernel = 0,
 	};
 
+	return attr;
+}
+
+/* ptsim's tick when config1 does not set one (PTSIM_DEF_PERIOD_US). */
+#define PTSIM_TICK_US	100
+
+/*
+ * The same member in NMI (@nmi): ptsim_mark, inherited, overflowing every
+ * @period_ms of its leader's engine ticks.  Its overflow is ptsim's PMI,
+ * so perf_event_overflow() and what it does for the member (an AUX
+ * sample, a pause, a resume) run in NMI in the child, as with a hardware
+ * counter.
+ */
+static struct perf_event_attr member_attr(int period_ms, bool nmi)
+{
+	struct perf_event_attr attr = clock_attr(period_ms);
+
+	if (nmi) {
+		attr.type = mark_type();
+		attr.config = 0;
+		attr.sample_period = (__u64)period_ms * 1000 / PTSIM_TICK_US;
+	}
 	return attr;
 }
 
@@ -133,9 +160,10 @@ struct group {
 	long psz;
 };
 
-static int group_open(struct __test_metadata *_metadata, struct group *g)
+static int group_open(struct __test_metadata *_metadata, struct group *g,
+		      bool nmi)
 {
-	struct perf_event_attr attr, sw = clock_attr(2);
+	struct perf_event_attr attr, sw = member_attr(2, nmi);
 
 	g->psz = sysconf(_SC_PAGESIZE);
 	g->anchor = anchor_open();
@@ -182,17 +210,20 @@ static void expect_samples(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, r->others) TH_LOG("samples from a task not traced");
 }
 
-TEST(aux_sample_forked_child)
+/*
+ * The forms below run with a task-clock sampler, and again (_nmi) with
+ * ptsim_mark, whose overflows, and so the AUX samples, come in NMI.
+ */
+static void sample_forked_child(struct __test_metadata *_metadata, bool nmi)
 {
+	struct nmi_counts nmi0 = ptsim_nmi_counts();
 	struct samples r = { };
 	struct group g;
 	int go, status;
 	pid_t pid;
 
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	group_open(_metadata, &g);
+	group_open(_metadata, &g, nmi);
 	pid = spawn_burner(BURN_MS, 0, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
@@ -205,7 +236,23 @@ TEST(aux_sample_forked_child)
 	read_samples(g.pg, g.psz, pid, pid, &r);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	expect_samples(_metadata, "forked child", &r);
+	if (nmi)
+		EXPECT_NMI(nmi0, mark, r.n);
 	group_close(&g);
+}
+
+TEST(aux_sample_forked_child)
+{
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
+	sample_forked_child(_metadata, false);
+}
+
+TEST(aux_sample_forked_child_nmi)
+{
+	if (cannot_run() || mark_type() < 0)
+		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
+	sample_forked_child(_metadata, true);
 }
 
 static void *burn_thread(void *arg)
@@ -219,41 +266,57 @@ static void *burn_thread(void *arg)
 	return NULL;
 }
 
-TEST(aux_sample_thread)
+static void sample_thread(struct __test_metadata *_metadata, bool nmi)
 {
+	struct nmi_counts nmi0 = ptsim_nmi_counts();
 	struct samples r = { };
 	pthread_t thread;
 	pid_t tid = 0;
 	void *ret = (void *)1;
 	struct group g;
 
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	group_open(_metadata, &g);
+	group_open(_metadata, &g, nmi);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, burn_thread, &tid));
 	ASSERT_EQ(0, pthread_join(thread, &ret));
 	EXPECT_EQ(NULL, ret);
 	read_samples(g.pg, g.psz, getpid(), tid, &r);
 	expect_samples(_metadata, "thread", &r);
+	if (nmi)
+		EXPECT_NMI(nmi0, mark, r.n);
 	group_close(&g);
+}
+
+TEST(aux_sample_thread)
+{
+	if (cannot_run())
+		SKIP(return, "%s", cannot_run());
+	sample_thread(_metadata, false);
+}
+
+TEST(aux_sample_thread_nmi)
+{
+	if (cannot_run() || mark_type() < 0)
+		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
+	sample_thread(_metadata, true);
 }
 
 /* ---- pause and resume ---- */
 
 #define PAUSE_RATE	4
-#define PAUSE_TICK_US	100
+#define PAUSE_TICK_US	PTSIM_TICK_US
 #define MEMBER_PERIOD_MS 10
 
 /*
  * Trace a forked child with an inherited ptsim event (opened paused or
- * not) and, if @action, an inherited task-clock member with aux_pause
- * (1) or aux_resume (2).  Return the data records the child's trace holds.
+ * not) and, if @action, an inherited member with aux_pause (1) or
+ * aux_resume (2): task-clock, or ptsim_mark (@nmi), which pauses or
+ * resumes from NMI.  Return the data records the child's trace holds.
  */
 static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
-			  int action, const char *name)
+			  int action, bool nmi, const char *name)
 {
-	struct perf_event_attr attr, sw = clock_attr(MEMBER_PERIOD_MS);
+	struct perf_event_attr attr, sw = member_attr(MEMBER_PERIOD_MS, nmi);
 	int anchor, fd, mfd = -1, go, status;
 	struct sess s;
 	struct walk w;
@@ -314,16 +377,43 @@ TEST(pause_resume_inherited)
 	if (cannot_run())
 		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	plain = trace_child(_metadata, false, 0, "inherit_pause_plain");
-	paused = trace_child(_metadata, true, 0, "inherit_pause_start_paused");
-	resumed = trace_child(_metadata, true, 2, "inherit_pause_resumed");
-	pause_member = trace_child(_metadata, false, 1, "inherit_pause_paused");
+	plain = trace_child(_metadata, false, 0, false, "inherit_pause_plain");
+	paused = trace_child(_metadata, true, 0, false, "inherit_pause_start_paused");
+	resumed = trace_child(_metadata, true, 2, false, "inherit_pause_resumed");
+	pause_member = trace_child(_metadata, false, 1, false, "inherit_pause_paused");
 	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
 	       plain, paused, resumed, pause_member, bound);
 	EXPECT_GT(plain, bound) TH_LOG("the control is too short to tell");
 	EXPECT_EQ(0, paused);
 	EXPECT_GT(resumed, 2 * PAUSE_RATE) TH_LOG("the child was not resumed");
 	EXPECT_LE(pause_member, bound) TH_LOG("the child was not paused");
+}
+
+/*
+ * The same with ptsim_mark as the member: the child's copy of it pauses
+ * or resumes the child's trace from NMI.  Same bound: the mark's period
+ * is MEMBER_PERIOD_MS of engine ticks.
+ */
+TEST(pause_resume_inherited_nmi)
+{
+	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
+			     PAUSE_RATE;
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	size_t plain, resumed, pause_member;
+
+	if (cannot_run() || mark_type() < 0)
+		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
+	ASSERT_EQ(0, pin_to(HOME_CPU));
+	plain = trace_child(_metadata, false, 0, true, "inherit_pause_nmi_plain");
+	resumed = trace_child(_metadata, true, 2, true, "inherit_pause_nmi_resumed");
+	pause_member = trace_child(_metadata, false, 1, true, "inherit_pause_nmi_paused");
+	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
+	       plain, resumed, pause_member, bound);
+	EXPECT_GT(plain, bound) TH_LOG("the control is too short to tell");
+	EXPECT_GT(resumed, 2 * PAUSE_RATE) TH_LOG("the child was not resumed");
+	EXPECT_LE(pause_member, bound) TH_LOG("the child was not paused");
+	/* One overflow at least in each run with a member, each an NMI. */
+	EXPECT_NMI(nmi, mark, 2);
 }
 
 /* ---- aux_output ---- */

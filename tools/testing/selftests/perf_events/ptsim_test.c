@@ -1344,6 +1344,7 @@ static int owner_open(pid_t pid, int cpu)
 
 static void record_lost(struct __test_metadata *_metadata, enum form form)
 {
+	struct nmi_counts nmi = ptsim_nmi_counts();
 	struct perf_event_attr attr;
 	int fd, owner, anchor = -1, go, moves = 0;
 	__u64 head, seen = 0;
@@ -1405,6 +1406,8 @@ static void record_lost(struct __test_metadata *_metadata, enum form form)
 	EXPECT_LE(1, s.lost) TH_LOG("no PERF_RECORD_LOST for the records that found no room");
 	EXPECT_EQ(__atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE), s.len);
 	expect_clean(_metadata, &s, &w);
+	/* In every form, the PMI that ended the transactions was an NMI. */
+	EXPECT_NMI(nmi, pmi, 1);
 	if (owner != fd)
 		close(owner);
 	close(fd);
