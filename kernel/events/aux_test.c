@@ -613,13 +613,19 @@ static struct task_struct *aux_test_start(struct kunit *test,
 
 /*
  * Wait until the @n threads sharing @ready are all running, so that
- * they race for the whole of their time.
+ * they race for the whole of their time.  The wait yields to whatever
+ * else this CPU must run: a stop_machine() that began on the other CPU
+ * (the clocksource switch after the TSC's refined calibration, early in
+ * a boot) holds it, and so the other thread, until this CPU's stopper
+ * runs; a wait that never scheduled hung both for good.
  */
 static void aux_test_gate(atomic_t *ready, int n)
 {
 	atomic_inc(ready);
-	while (atomic_read(ready) < n)
+	while (atomic_read(ready) < n) {
 		cpu_relax();
+		cond_resched();
+	}
 }
 
 /* Stop @task (it may have returned already) and collect its result. */
