@@ -2014,9 +2014,11 @@ int main(int argc, char **argv)
 		ksft_finished();
 	}
 	fi = fi_available();
-	ksft_print_msg("seed=%llu ops/phase=%ld seconds/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
-		       (unsigned long long)o.seed, o.nops, o.secs, o.threads,
+	ksft_print_msg("seed=%llu ops/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
+		       (unsigned long long)o.seed, o.nops, o.threads,
 		       sysconf(_SC_NPROCESSORS_ONLN), fi ? "yes" : "no");
+	if (o.secs)
+		ksft_print_msg("threads, hotplug, faults, nth: %ld s each\n", o.secs);
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (st == MAP_FAILED)

@@ -1133,11 +1133,10 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		       (unsigned long long)read_count(mfd[cpu]),
 		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], bound);
 		EXPECT_TRUE(reached[cpu]) TH_LOG("CPU %d never got there", cpu);
-		if (resume) {
+		if (resume)
 			EXPECT_GT(w.ptw64, 2 * PAUSE_RATE) TH_LOG("CPU %d", cpu);
-		} else {
+		if (!resume)
 			EXPECT_LE(w.ptw64, bound) TH_LOG("CPU %d", cpu);
-		}
 		expect_clean(_metadata, &s[cpu], &w);
 		if (PTSIM_NMI_EXPECTED)
 			EXPECT_GT(ptsim_nmi_on(cpu, "mark"), mark0[cpu])
