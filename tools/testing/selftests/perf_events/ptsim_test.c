@@ -779,16 +779,51 @@ FIXTURE(cpus) {};
 FIXTURE_SETUP(cpus) {}
 FIXTURE_TEARDOWN(cpus) {}
 
+/*
+ * The cpus cases' consumer: poll every CPU's area; a CPU for which
+ * @reached says it has done its work (or once two minutes are up) has
+ * its event group disabled and its child stopped, the others go on.
+ * @pid[cpu] is 0 afterwards.
+ */
+static void every_cpu_until(struct __test_metadata *_metadata, long ncpu,
+			    int *fd, struct sess *s, pid_t *pid,
+			    bool (*reached)(int cpu, struct sess *s, void *arg),
+			    void *arg)
+{
+	double end = now_ms() + 120000;
+	int cpu, left;
+
+	do {
+		usleep(1000);
+		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
+			if (!pid[cpu])
+				continue;
+			sess_poll(&s[cpu], 0);
+			if (!reached(cpu, &s[cpu], arg) && now_ms() < end) {
+				left++;
+				continue;
+			}
+			ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+			EXPECT_TRUE(stop_burner(pid[cpu]));
+			pid[cpu] = 0;
+		}
+	} while (left);
+}
+
+static bool every_cpu_reached(int cpu, struct sess *s, void *arg)
+{
+	return s->len >= EVERY_CPU_BYTES;
+}
+
 TEST_F_TIMEOUT(cpus, every_cpu, 150)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), pmi0[EVERY_CPU_MAX];
-	int fd[EVERY_CPU_MAX], go[EVERY_CPU_MAX], cpu, left;
+	int fd[EVERY_CPU_MAX], go[EVERY_CPU_MAX], cpu;
 	struct sess s[EVERY_CPU_MAX];
 	struct perf_event_attr attr;
 	pid_t pid[EVERY_CPU_MAX];
 	char name[32];
 	struct walk w;
-	double end;
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
@@ -809,22 +844,7 @@ TEST_F_TIMEOUT(cpus, every_cpu, 150)
 	for (cpu = 0; cpu < ncpu; cpu++)
 		release(go[cpu]);
 	/* A CPU that has written enough stops, the others go on. */
-	end = now_ms() + 120000;
-	do {
-		usleep(1000);
-		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
-			if (!pid[cpu])
-				continue;
-			sess_poll(&s[cpu], 0);
-			if (s[cpu].len < EVERY_CPU_BYTES && now_ms() < end) {
-				left++;
-				continue;
-			}
-			ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, 0);
-			EXPECT_TRUE(stop_burner(pid[cpu]));
-			pid[cpu] = 0;
-		}
-	} while (left);
+	every_cpu_until(_metadata, ncpu, fd, s, pid, every_cpu_reached, NULL);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		sess_poll(&s[cpu], 0);
 		walk_trace(&s[cpu], &w, 0);
@@ -1065,10 +1085,26 @@ TEST(pause_resume_nmi)
  * about eight times the bound of pause_resume.  Each CPU's mark must
  * have overflowed there, in NMI.
  */
+struct pause_cpus {
+	bool resume;
+	int *mfd;			/* each CPU's ptsim_mark member */
+	bool reached[EVERY_CPU_MAX];
+};
+
+static bool pause_cpu_reached(int cpu, struct sess *s, void *arg)
+{
+	struct pause_cpus *pc = arg;
+
+	if (pc->resume)
+		pc->reached[cpu] = s->len >= 4 * PAUSE_RATE * PTSIM_REC;
+	else
+		pc->reached[cpu] = read_count(pc->mfd[cpu]) >= 8 * MARK_PERIOD_TICKS;
+	return pc->reached[cpu];
+}
+
 static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 {
 	const size_t bound = (MARK_PERIOD_TICKS + 2) * PAUSE_RATE;
-	const __u64 ticks = 8 * MARK_PERIOD_TICKS;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), mark0[EVERY_CPU_MAX];
 	int fd[EVERY_CPU_MAX], mfd[EVERY_CPU_MAX], go[EVERY_CPU_MAX];
 	struct perf_event_attr attr, mark = {
@@ -1078,12 +1114,11 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		.aux_pause = !resume,
 		.aux_resume = resume,
 	};
-	bool reached[EVERY_CPU_MAX] = { 0 };
+	struct pause_cpus pc = { .resume = resume, .mfd = mfd };
 	struct sess s[EVERY_CPU_MAX];
 	pid_t pid[EVERY_CPU_MAX];
-	int cpu, left;
 	struct walk w;
-	double end;
+	int cpu;
 
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
 	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
@@ -1105,26 +1140,7 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 				   PERF_IOC_FLAG_GROUP));
 	for (cpu = 0; cpu < ncpu; cpu++)
 		release(go[cpu]);
-	end = now_ms() + 120000;
-	do {
-		usleep(1000);
-		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
-			if (!pid[cpu])
-				continue;
-			sess_poll(&s[cpu], 0);
-			if (resume)
-				reached[cpu] = s[cpu].len >= 4 * PAUSE_RATE * PTSIM_REC;
-			else
-				reached[cpu] = read_count(mfd[cpu]) >= ticks;
-			if (!reached[cpu] && now_ms() < end) {
-				left++;
-				continue;
-			}
-			ioctl(fd[cpu], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-			EXPECT_TRUE(stop_burner(pid[cpu]));
-			pid[cpu] = 0;
-		}
-	} while (left);
+	every_cpu_until(_metadata, ncpu, fd, s, pid, pause_cpu_reached, &pc);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		sess_poll(&s[cpu], 0);
 		walk_trace(&s[cpu], &w, 0);
@@ -1132,7 +1148,7 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		       cpu, resume ? "resumed" : "paused", w.ptw64,
 		       (unsigned long long)read_count(mfd[cpu]),
 		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], bound);
-		EXPECT_TRUE(reached[cpu]) TH_LOG("CPU %d never got there", cpu);
+		EXPECT_TRUE(pc.reached[cpu]) TH_LOG("CPU %d never got there", cpu);
 		if (resume)
 			EXPECT_GT(w.ptw64, 2 * PAUSE_RATE) TH_LOG("CPU %d", cpu);
 		if (!resume)
