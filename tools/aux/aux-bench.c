@@ -971,12 +971,27 @@ static double run_workload(uint64_t config, long iters)
 			break;
 		}
 	}
-	if (config && !s.aux_bytes)
-		ms = -1;	/* traced, but nothing came */
+	/*
+	 * A short run's trace may all still be in the open transaction when
+	 * the result arrives: it is published when the child's event is
+	 * scheduled out for the last time, on its exit, and the result is
+	 * written before that.  Take the AUX area once more after the child
+	 * is reaped; reading it only as the result came found nothing once.
+	 */
+	waitpid(pid, &status, 0);
+	pid = 0;
+	if (config) {
+		sess_records(&s);
+		sess_aux(&s, false);
+		if (!s.aux_bytes)
+			ms = -1;	/* traced, but nothing came */
+	}
 out:
 	close(go[1]);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	if (pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
 	close(res[0]);
 	sess_close(&s);
 	return ms;
