@@ -1909,4 +1909,65 @@ TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
 	expect_baseline(_metadata, self);
 }
 
+/*
+ * PERF_EVENT_IOC_RESET rewrites the event's user page while the CPU the
+ * event belongs to may be rewriting it too.  perf_event_update_userpage()
+ * must never run twice at once for one event: the page's sequence count
+ * (lock) is a plain increment on each side.  6.12's _perf_event_reset()
+ * calls it holding only the context's mutex, and the scheduler side
+ * calls it under the context's lock whenever the event fails to go on
+ * (merge_sched_in() -> group_update_userpage()), which the multiplexing
+ * timer retries every perf_event_mux_interval_ms.
+ *
+ * Here a per-CPU ptsim event on CPU 1 has a data area but no AUX area,
+ * so ptsim refuses it at every sched-in, while this thread resets it
+ * from CPU 0 in a loop.  With the two writers unserialized, the KCSAN
+ * kernel reports "data-race in perf_event_update_userpage /
+ * perf_event_update_userpage" within the run (found by ptsim_fuzz's
+ * hotplug phase); any kernel may lose an increment of the count, which
+ * is then odd once both sides have stopped.  The test also counts the
+ * scheduler side's updates, to prove the race was run.
+ */
+TEST_F_TIMEOUT(cve, reset_vs_sched_in, 60)
+{
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	unsigned int lock0, lock1;
+	long resets = 0, updates;
+	int fd, i;
+	double end;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to(0));
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, -1, 1, -1);
+	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU 1: %s", strerror(errno));
+	pg = map_data(fd, self->psz, 1);
+	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
+	lock0 = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+
+	end = now_s() + RACE_SECONDS;
+	while (resets < 100000 &&
+	       (resets < 1000 * RACE_MIN_ROUNDS || now_s() < end)) {
+		for (i = 0; i < 100; i++, resets++)
+			ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_RESET, 0))
+				TH_LOG("RESET: %s", strerror(errno));
+	}
+	/* No writer is left once the event is off. */
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	lock1 = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
+	updates = (long)((lock1 - lock0) / 2) - resets;
+	TH_LOG("%ld resets, %ld updates by the scheduler side", resets, updates);
+	EXPECT_EQ(0u, (lock1 - lock0) % 2)
+		TH_LOG("the user page's lock is odd (%u -> %u): an increment was lost",
+		       lock0, lock1);
+	EXPECT_LE(RACE_MIN_ROUNDS, updates)
+		TH_LOG("CPU 1 retried the event too rarely to race");
+	munmap(pg, 2 * self->psz);
+	close(fd);
+	expect_baseline(_metadata, self);
+}
+
 TEST_HARNESS_MAIN
