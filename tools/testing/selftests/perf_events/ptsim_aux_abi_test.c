@@ -118,26 +118,34 @@ static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
 
 #define AUX_SAMPLES	8
 
+/* How aux_sampling() samples: from NMI; into a shared buffer. */
+#define SAMPLE_NMI	1
+#define SAMPLE_SHARED	2
+
 /*
  * A ptsim leader with a read-only (overwrite) AUX area of aux_pages on a
  * burner, and a task-clock member sampling every 5 ms of its CPU time
- * with aux_sample_size = sample_size; with @nmi, a ptsim_mark member
- * sampling every 50 engine ticks (5 ms at the default period), whose
- * overflows, and so the AUX samples (pmu::snapshot_aux), come from NMI.
+ * with aux_sample_size = sample_size; with SAMPLE_NMI, a ptsim_mark
+ * member sampling every 50 engine ticks (5 ms at the default period),
+ * whose overflows, and so the AUX samples (pmu::snapshot_aux), come from
+ * NMI.  With SAMPLE_SHARED the leader's output goes to a dummy owner's
+ * buffer (PERF_EVENT_IOC_SET_OUTPUT), so the samples are copied from an
+ * AUX area the leader does not own; all on CPU 0, as SET_OUTPUT wants.
  * The burner runs until AUX_SAMPLES samples came (a guest CPU's share of
  * the host varies too much for a fixed time), at most 20 s, well within
  * the harness's 30 s per test.  Every
  * sample must carry want bytes of AUX data.
  */
 static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
-			 __u32 sample_size, __u64 want, bool nmi,
+			 __u32 sample_size, __u64 want, unsigned int how,
 			 struct samples *out)
 {
+	bool nmi = how & SAMPLE_NMI, shared = how & SAMPLE_SHARED;
 	struct perf_event_attr attr, sw = nmi ? mark_attr(50, false) :
 		sw_attr(PERF_COUNT_SW_TASK_CLOCK, 5 * 1000 * 1000);
-	const int data_pages = 64;
+	const int data_pages = 64, cpu = shared ? 0 : -1;
 	struct perf_event_mmap_page *pg;
-	int fd, sfd, go;
+	int fd, sfd, owner, go;
 	struct sess s;
 	long psz = sysconf(_SC_PAGESIZE);
 	double end;
@@ -145,15 +153,17 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 
 	memset(out, 0, sizeof(*out));
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
+	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
+	fd = perf_open(&attr, pid, cpu, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	sw.sample_type = PERF_SAMPLE_AUX;
 	sw.aux_sample_size = sample_size;
-	sfd = perf_open(&sw, pid, -1, fd);
+	sfd = perf_open(&sw, pid, cpu, fd);
 	ASSERT_GE(sfd, 0) TH_LOG("sampler: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, aux_pages, true));
+	owner = shared ? owner_open(0, cpu) : fd;
+	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, aux_pages, true));
 	pg = mmap(NULL, (1 + data_pages) * psz, PROT_READ | PROT_WRITE,
 		  MAP_SHARED, sfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
@@ -166,14 +176,16 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	}
 	EXPECT_TRUE(stop_burner(pid));
 	read_samples(pg, data_pages * psz, psz, want, out);
-	TH_LOG("aux_pages=%d sample_size=%u%s: samples=%lu with_trace=%lu",
-	       aux_pages, sample_size, nmi ? " (NMI)" : "", out->n,
-	       out->with_trace);
+	TH_LOG("aux_pages=%d sample_size=%u%s%s: samples=%lu with_trace=%lu",
+	       aux_pages, sample_size, nmi ? " (NMI)" : "",
+	       shared ? " (shared)" : "", out->n, out->with_trace);
 	TH_LOG("lost=%lu bad_size=%lu (got %llu, want %llu)", out->lost,
 	       out->bad_size, (unsigned long long)out->size,
 	       (unsigned long long)want);
 	munmap(pg, (1 + data_pages) * psz);
 	close(sfd);
+	if (owner != fd)
+		close(owner);
 	close(fd);
 	sess_free(&s);
 }
@@ -200,7 +212,7 @@ TEST(aux_sample)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	aux_sampling(_metadata, 16, 4096, 4096, false, &r);
+	aux_sampling(_metadata, 16, 4096, 4096, 0, &r);
 	expect_aux_samples(_metadata, &r);
 }
 
@@ -217,7 +229,25 @@ TEST(aux_sample_nmi)
 
 	if (ptsim_type() < 0 || mark_type() < 0)
 		SKIP(return, "no ptsim_mark PMU");
-	aux_sampling(_metadata, 16, 4096, 4096, true, &r);
+	aux_sampling(_metadata, 16, 4096, 4096, SAMPLE_NMI, &r);
+	expect_aux_samples(_metadata, &r);
+	EXPECT_NMI(nmi, mark, r.n);
+}
+
+/*
+ * The same into a shared buffer: the leader's output goes to another
+ * event's buffer with PERF_EVENT_IOC_SET_OUTPUT, as perf record shares
+ * one buffer per CPU, so the sample taken in NMI copies from the AUX
+ * area of a buffer the leader does not own.
+ */
+TEST(aux_sample_shared_nmi)
+{
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	struct samples r;
+
+	if (ptsim_type() < 0 || mark_type() < 0)
+		SKIP(return, "no ptsim_mark PMU");
+	aux_sampling(_metadata, 16, 4096, 4096, SAMPLE_NMI | SAMPLE_SHARED, &r);
 	expect_aux_samples(_metadata, &r);
 	EXPECT_NMI(nmi, mark, r.n);
 }
@@ -232,13 +262,13 @@ TEST(aux_sample_size_caps)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	aux_sampling(_metadata, 2, 60000, 8192, false, &r);
+	aux_sampling(_metadata, 2, 60000, 8192, 0, &r);
 	EXPECT_GE(r.n, AUX_SAMPLES);
 	EXPECT_EQ(0, r.bad_size);
 	EXPECT_EQ(0, r.errors);
 	EXPECT_GE(r.with_trace, 1);
 
-	aux_sampling(_metadata, 16, 1001, 1000, false, &r);
+	aux_sampling(_metadata, 16, 1001, 1000, 0, &r);
 	EXPECT_GE(r.n, AUX_SAMPLES);
 	EXPECT_EQ(0, r.bad_size);
 	EXPECT_EQ(0, r.errors);

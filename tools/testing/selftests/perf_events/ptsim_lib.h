@@ -813,6 +813,24 @@ static inline int anchor_open(void)
 }
 
 /*
+ * The owner of a buffer that other events share with
+ * PERF_EVENT_IOC_SET_OUTPUT, as a tool has one: a disabled dummy event
+ * of @pid on @cpu, whose data area is mapped and whose AUX area is
+ * mapped through a ptsim event redirected to it (sess_map_shared()).
+ */
+static inline int owner_open(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+	};
+
+	return perf_open(&attr, pid, cpu, -1);
+}
+
+/*
  * In a child: die with the test, which may end on an assertion before it
  * stops the child.  A child left spinning would hold copies of the
  * test's perf fds (and with them its events) and a CPU, and fail the

@@ -898,10 +898,15 @@ struct pause_result {
  * what it waits for, never after a fixed time: the plain run once the
  * trace holds @want records, the others once the child's task-clock (a
  * counting event of its own, outside the group) reaches @want_ns.
+ * @shared: the leader's output goes to a dummy owner's buffer
+ * (PERF_EVENT_IOC_SET_OUTPUT), so the pause and resume act on a buffer
+ * the leader does not own; the events and the child are then on CPU 0,
+ * as SET_OUTPUT wants.
  */
 static struct pause_result trace_paused(struct __test_metadata *_metadata,
-					enum pause_run run, size_t want,
-					__u64 want_ns, const char *name)
+					enum pause_run run, bool shared,
+					size_t want, __u64 want_ns,
+					const char *name)
 {
 	struct perf_event_attr attr, clk = {
 		.size = sizeof(clk),
@@ -924,17 +929,17 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	struct pause_result r = { 0 };
 	struct sess s;
 	struct walk w;
-	int fd, mfd = -1, cfd, go;
+	int fd, mfd = -1, cfd, owner, go, cpu = shared ? 0 : -1;
 	double end;
 	pid_t pid;
 
 	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
 	attr.aux_start_paused = run == START_PAUSED || run == RESUMED ||
 				run == RESUMED_NMI;
-	pid = spawn_burner(-1, -1, &go);
+	pid = spawn_burner(-1, cpu, &go);
 	if (pid <= 0)
 		return r;
-	fd = perf_open(&attr, pid, -1, -1);
+	fd = perf_open(&attr, pid, cpu, -1);
 	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	if (run == RESUMED_NMI || run == PAUSED_NMI) {
 		sw = (struct perf_event_attr){
@@ -947,12 +952,14 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	if (run == RESUMED || run == PAUSED) {
 		sw.aux_pause = run == PAUSED;
 		sw.aux_resume = run == RESUMED;
-		mfd = perf_open(&sw, pid, -1, fd);
+		mfd = perf_open(&sw, pid, cpu, fd);
 		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
 	}
 	cfd = perf_open(&clk, pid, -1, -1);
 	EXPECT_GE(cfd, 0) TH_LOG("task-clock: %s", strerror(errno));
-	EXPECT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	owner = shared ? owner_open(0, cpu) : fd;
+	EXPECT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
+	EXPECT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	EXPECT_EQ(0, ioctl(cfd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
@@ -977,6 +984,8 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	if (mfd >= 0)
 		close(mfd);
 	close(cfd);
+	if (owner != fd)
+		close(owner);
 	close(fd);
 	sess_free(&s);
 	return r;
@@ -1014,15 +1023,16 @@ TEST(pause_resume)
 
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
-	plain = trace_paused(_metadata, PLAIN, 4 * bound, 0, "pause_plain");
+	plain = trace_paused(_metadata, PLAIN, false, 4 * bound, 0, "pause_plain");
 	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
 					  4 * bound);
 	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	paused = trace_paused(_metadata, START_PAUSED, 0, long_ns,
+	paused = trace_paused(_metadata, START_PAUSED, false, 0, long_ns,
 			      "pause_start_paused");
-	resumed = trace_paused(_metadata, RESUMED, 4 * PAUSE_RATE, 0,
+	resumed = trace_paused(_metadata, RESUMED, false, 4 * PAUSE_RATE, 0,
 			       "pause_resumed");
-	pause_member = trace_paused(_metadata, PAUSED, 0, long_ns, "pause_paused");
+	pause_member = trace_paused(_metadata, PAUSED, false, 0, long_ns,
+				    "pause_paused");
 	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
 	       plain.records, paused.records, resumed.records,
 	       pause_member.records, bound);
@@ -1043,24 +1053,30 @@ TEST(pause_resume)
  * The bounds are those of pause_resume: the mark counts the engine's
  * ticks, which run only while the child does, as its task-clock.
  */
-TEST(pause_resume_nmi)
+static void pause_resume_nmi_in(struct __test_metadata *_metadata,
+				 bool shared)
 {
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
 	struct nmi_counts nmi = ptsim_nmi_counts();
 	struct pause_result plain, resumed, pause_member;
+	const char *sh = shared ? "_shared" : "";
+	char name[3][40];
 	__u64 long_ns;
 
 	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
 		SKIP(return, "no ptsim_mark PMU");
-	plain = trace_paused(_metadata, PLAIN, 4 * bound, 0, "pause_nmi_plain");
+	snprintf(name[0], sizeof(name[0]), "pause%s_nmi_plain", sh);
+	snprintf(name[1], sizeof(name[1]), "pause%s_nmi_resumed", sh);
+	snprintf(name[2], sizeof(name[2]), "pause%s_nmi_paused", sh);
+	plain = trace_paused(_metadata, PLAIN, shared, 4 * bound, 0, name[0]);
 	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
 					  4 * bound);
 	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	resumed = trace_paused(_metadata, RESUMED_NMI, 4 * PAUSE_RATE, 0,
-			       "pause_nmi_resumed");
-	pause_member = trace_paused(_metadata, PAUSED_NMI, 0, long_ns,
-				    "pause_nmi_paused");
+	resumed = trace_paused(_metadata, RESUMED_NMI, shared, 4 * PAUSE_RATE, 0,
+			       name[1]);
+	pause_member = trace_paused(_metadata, PAUSED_NMI, shared, 0, long_ns,
+				    name[2]);
 	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
 	       plain.records, resumed.records, pause_member.records, bound);
 	EXPECT_TRUE(resumed.reached);
@@ -1069,6 +1085,21 @@ TEST(pause_resume_nmi)
 	EXPECT_LE(pause_member.records, bound);
 	/* One overflow at least in each run, each an NMI. */
 	EXPECT_NMI(nmi, mark, 2);
+}
+
+TEST(pause_resume_nmi)
+{
+	pause_resume_nmi_in(_metadata, false);
+}
+
+/*
+ * The same into a shared buffer: the leader's output goes to another
+ * event's buffer (PERF_EVENT_IOC_SET_OUTPUT), as perf record shares one
+ * buffer per CPU, and the NMI pauses and resumes writing to it.
+ */
+TEST(pause_resume_shared_nmi)
+{
+	pause_resume_nmi_in(_metadata, true);
 }
 
 /*
@@ -1331,18 +1362,6 @@ static const char *form_skip(enum form form)
 	if (form == INHERITED && sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return "needs 2 CPUs";
 	return NULL;
-}
-
-static int owner_open(pid_t pid, int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-	};
-
-	return perf_open(&attr, pid, cpu, -1);
 }
 
 /*
