@@ -5,9 +5,10 @@
 #   - upstream's tools/testing/selftests/perf_events (built from the
 #     assembled tree with its own Makefile, so our additions to that
 #     directory are built the same way);
-#   - our tools (tools/aux): aux-pmus and the recorder aux-record for the
-#     guest; the trace decoder aux-decode for the host, in $BUILD/host,
-#     linked with libipt (which has no static build in Debian);
+#   - our tools (tools/aux, with its own Makefile): aux-pmus, the recorder
+#     aux-record and the benchmark aux-bench for the guest; the trace
+#     decoder aux-decode for the host, in $BUILD/host, linked with libipt
+#     (which has no static build in Debian);
 #   - perf_fuzzer and its replay_log (build-perf-fuzzer.sh);
 #   - the guest helpers (scripts/guest) and the harness self-test pieces
 #     (tests/harness), including an out-of-tree KUnit module built against
@@ -38,19 +39,21 @@ info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f
 
 # The recorder and the decoder are the demo and the trace checker of every
 # test: a tree without them cannot pass, so their absence is an error.
-for t in aux-pmus aux-record aux-decode; do
-	[ -f "$TREE/tools/aux/$t.c" ] ||
-		die "tools/aux/$t.c is missing from the assembled tree (add it to the overlay and re-run make)"
-done
-"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-pmus" "$TREE/tools/aux/aux-pmus.c"
-"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-record" "$TREE/tools/aux/aux-record.c"
-# The benchmark (make bench; its smoke run is a check suite).
-"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-bench" "$TREE/tools/aux/aux-bench.c"
+# tools/aux is built with its own Makefile, as a user builds it: the
+# guest's programs (aux-pmus, aux-record, and aux-bench for make bench and
+# its smoke suite) static against the kernel's headers with -Werror, the
+# decoder for the host, against the same headers (the PERF_AUX_FLAG values
+# it explains gaps with) and the host's libipt (libipt-dev).
+[ -f "$TREE/tools/aux/Makefile" ] ||
+	die "tools/aux/Makefile is missing from the assembled tree (add it to the overlay and re-run make)"
 mkdir -p "$BUILD/host"
-# The host decoder sees the same uapi headers as the guest (the PERF_AUX_FLAG
-# values it explains gaps with); libipt comes from the host (libipt-dev).
-"${CC[@]}" -O2 -Wall -Wextra -Werror -isystem "$HDR" -I "$TREE/tools/include" \
-	-o "$BUILD/host/aux-decode" "$TREE/tools/aux/aux-decode.c" -lipt
+make -s -C "$TREE/tools/aux" O="$G" CC="${CC[*]}" STATIC=1 KHDR_INCLUDES="-isystem $HDR" \
+	EXTRA_CFLAGS=-Werror >"$G/aux-tools.log" 2>&1 ||
+	{ cat "$G/aux-tools.log" >&2; die "tools/aux failed to build"; }
+for t in aux-pmus aux-record aux-bench aux-decode; do
+	[ -x "$G/$t" ] || die "tools/aux built no $t (aux-decode needs libipt-dev)"
+done
+mv "$G/aux-decode" "$BUILD/host/aux-decode"
 "${CC[@]}" "${UCFLAGS[@]}" -o "$G/guest-exit" "$TOP/scripts/guest/guest-exit.c"
 # The perf suite's workload (scripts/guest/perf-record.sh).
 "${CC[@]}" "${UCFLAGS[@]}" -pthread -o "$G/perf-spin" "$TOP/scripts/guest/perf-spin.c"

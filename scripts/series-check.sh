@@ -126,23 +126,17 @@ build_kernel() {
 # build_user LOG: perf_events selftests and tools/aux against $O's headers,
 # with build-guest.sh's flags.
 build_user() {
-	local log=$1 hdr=$O/usr/include t name
+	local log=$1 hdr=$O/usr/include
 	{
-		rm -rf "$SC/user" && mkdir -p "$SC/user/perf_events"
+		rm -rf "$SC/user" && mkdir -p "$SC/user/perf_events" &&
 		make -s -C "$FRESH/tools/testing/selftests/perf_events" OUTPUT="$SC/user/perf_events" \
 			CC="ccache gcc" KHDR_INCLUDES="-isystem $hdr" USERCFLAGS="-static -Werror" \
-			USERLDFLAGS=-static
-		for t in "$FRESH"/tools/aux/*.c; do
-			[ -f "$t" ] || continue
-			name=$(basename "$t" .c)
-			# The libipt decoder is a host program: Debian has no
-			# static libipt.
-			if grep -q '<intel-pt.h>' "$t"; then
-				ccache gcc -O2 -Wall -Wextra -Werror -isystem "$hdr" -I "$FRESH/tools/include" -o "$SC/user/$name" "$t" -lipt
-			else
-				ccache gcc -O2 -Wall -Wextra -Werror -static -isystem "$hdr" -I "$FRESH/tools/include" -o "$SC/user/$name" "$t"
-			fi
-		done
+			USERLDFLAGS=-static &&
+		# tools/aux's own Makefile, with build-guest.sh's options; a
+		# commit before it (or before tools/aux) has nothing to build.
+		{ [ ! -f "$FRESH/tools/aux/Makefile" ] ||
+		  make -s -C "$FRESH/tools/aux" O="$SC/user" CC="ccache gcc" STATIC=1 \
+			KHDR_INCLUDES="-isystem $hdr" EXTRA_CFLAGS=-Werror; }
 	} >"$log" 2>&1
 }
 failed=0

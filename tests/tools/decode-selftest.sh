@@ -9,12 +9,11 @@
 # Usage: decode-selftest.sh [WORKDIR]   (default: a temporary directory,
 # removed afterwards; a WORKDIR given is kept).  MKTRACE=CMD replaces
 # "python3 mktrace.py" (the harness self-test makes it fail).
-# Needs gcc, python3 and libipt-dev.
+# Needs gcc, make, python3, libipt-dev and the assembled tree (make tree).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-SRC=$TOP/tools/aux/aux-decode.c
 
 if [ $# -ge 1 ]; then
 	W=$1
@@ -59,7 +58,11 @@ ${MKTRACE:-python3 "$HERE/mktrace.py"} "$T" >"$W/mktrace.log" 2>&1 ||
 	bail "mktrace.py failed: $(tail -n 3 "$W/mktrace.log" | paste -sd' ')"
 [ -s "$T/expected.txt" ] || bail "mktrace.py wrote no cases ($T/expected.txt)"
 echo "1..$((1 + $(wc -l <"$T/expected.txt") + EXTRA))"
-gcc -O2 -Wall -Wextra -Werror -I "${TREE:-$TOP/build/linux}/tools/include" -o "$DEC" "$SRC" -lipt 2>"$W/build.log" ||
+# With tools/aux's own Makefile, in the assembled tree (which has
+# tools/scripts/Makefile.include and tools/include).
+mkdir -p "$W/bin"
+make -s -C "${TREE:-$TOP/build/linux}/tools/aux" O="$W/bin" EXTRA_CFLAGS=-Werror \
+	>"$W/build.log" 2>&1 && mv "$W/bin/aux-decode" "$DEC" 2>>"$W/build.log" ||
 	bail "aux-decode does not build: $(head -5 "$W/build.log")"
 result 0 "aux-decode builds with -Wall -Wextra -Werror"
 
