@@ -1054,7 +1054,7 @@ TEST(pause_resume)
  * ticks, which run only while the child does, as its task-clock.
  */
 static void pause_resume_nmi_in(struct __test_metadata *_metadata,
-				 bool shared)
+				bool shared)
 {
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
