@@ -38,6 +38,10 @@
 #                race detector, which excludes KASAN; no kmemleak scan)
 #   SMP          the guest's CPUs (default 2); the hotplug phase takes
 #                CPUs other than CPU 0 away, two at once with 4 or more
+#   FAIR_SERVER  1 keeps 6.12's fair servers on when the hotplug phase
+#                runs; by default /init turns them off then
+#                (auxlab.fair_server=0): under CPU hotplug they make the
+#                scheduler warn, perf or not (tests/ROBUSTNESS.md)
 #   TIMEOUT      host-side limit in seconds (default from OPS, see below)
 # Output in out/fuzz-<kernel>/ (console.log, tests.log, results.txt,
 # guest/diff/ptsim_fuzz.trace, guest/perf_fuzzer/: its output and its log,
@@ -57,6 +61,9 @@ append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
 [ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
 [ "$secs" -gt 0 ] && append+=" auxlab.secs=$secs"
+case ",${PHASES:-hotplug}," in
+*,hotplug,*) [ "${FAIR_SERVER:-0}" = 1 ] || append+=" auxlab.fair_server=0" ;;
+esac
 # A run is fourteen times OPS operations (eight phases, "threads" and
 # "hotplug" four times over).  The debug kernel under TCG ran 2.6 million
 # in 62 to 70 min, 620 to 700 a second, on an idle host and on one busy with a make check
