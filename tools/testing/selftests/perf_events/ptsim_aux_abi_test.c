@@ -161,7 +161,7 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	sw.aux_sample_size = sample_size;
 	sfd = perf_open(&sw, pid, cpu, fd);
 	ASSERT_GE(sfd, 0) TH_LOG("sampler: %s", strerror(errno));
-	owner = shared ? owner_open(0, cpu) : fd;
+	owner = shared ? dummy_open_on(0, cpu) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, aux_pages, true));
 	pg = mmap(NULL, (1 + data_pages) * psz, PROT_READ | PROT_WRITE,

@@ -1922,9 +1922,10 @@ TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
  * Here a per-CPU ptsim event on CPU 1 has a data area but no AUX area,
  * so ptsim refuses it at every sched-in, while this thread resets it
  * from CPU 0 in a loop.  With the two writers unserialized, the KCSAN
- * kernel reports "data-race in perf_event_update_userpage /
- * perf_event_update_userpage" within the run (found by ptsim_fuzz's
- * hotplug phase); any kernel may lose an increment of the count, which
+ * kernel reports "data-race in arch_perf_update_userpage /
+ * arch_perf_update_userpage" within the run (ptsim_fuzz's hotplug phase
+ * found it as perf_event_update_userpage / perf_event_update_userpage,
+ * on userpg->offset); any kernel may lose an increment of the count, which
  * is then odd once both sides have stopped.  The test also counts the
  * scheduler side's updates, to prove the race was run.
  */

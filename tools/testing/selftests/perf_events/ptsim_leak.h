@@ -196,15 +196,7 @@ static inline long count_perf_maps(void)
 
 static inline int dummy_open(void)
 {
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	return perf_open(&attr, 0, -1, -1);
+	return dummy_open_on(0, -1);
 }
 
 /*

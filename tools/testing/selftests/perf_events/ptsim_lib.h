@@ -790,6 +790,26 @@ static inline int cpu_set_online(int cpu, int on)
 }
 
 /*
+ * A disabled dummy event of @pid on @cpu, which never counts or samples:
+ * an anchor (below), the owner of a buffer that other events share with
+ * PERF_EVENT_IOC_SET_OUTPUT, as a tool has one (its data area mapped, the
+ * AUX area through a ptsim event redirected to it: sess_map_shared()),
+ * or an event just to map (ptsim_leak.h's dummy_open()).
+ */
+static inline int dummy_open_on(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+
+	return perf_open(&attr, pid, cpu, -1);
+}
+
+/*
  * Keep the children on their inherited copies of the events.  When every
  * event of a task's perf context is inherited, a child's context is a
  * clone of its parent's, and at a context switch between the two on one
@@ -802,32 +822,7 @@ static inline int cpu_set_online(int cpu, int on)
  */
 static inline int anchor_open(void)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-	};
-
-	return perf_open(&attr, 0, -1, -1);
-}
-
-/*
- * The owner of a buffer that other events share with
- * PERF_EVENT_IOC_SET_OUTPUT, as a tool has one: a disabled dummy event
- * of @pid on @cpu, whose data area is mapped and whose AUX area is
- * mapped through a ptsim event redirected to it (sess_map_shared()).
- */
-static inline int owner_open(pid_t pid, int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-	};
-
-	return perf_open(&attr, pid, cpu, -1);
+	return dummy_open_on(0, -1);
 }
 
 /*

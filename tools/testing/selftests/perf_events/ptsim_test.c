@@ -957,7 +957,7 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	}
 	cfd = perf_open(&clk, pid, -1, -1);
 	EXPECT_GE(cfd, 0) TH_LOG("task-clock: %s", strerror(errno));
-	owner = shared ? owner_open(0, cpu) : fd;
+	owner = shared ? dummy_open_on(0, cpu) : fd;
 	EXPECT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	EXPECT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
@@ -1401,7 +1401,7 @@ static void record_lost(struct __test_metadata *_metadata, enum form form)
 	}
 	fd = perf_open(&attr, pid, form == ALONE ? -1 : 0, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	owner = form == SHARED ? owner_open(0, 0) : fd;
+	owner = form == SHARED ? dummy_open_on(0, 0) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 1, 64, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -1507,7 +1507,7 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	mfd = perf_open(&clk, -1, cpu, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
-	owner = form == SHARED ? owner_open(-1, cpu) : fd;
+	owner = form == SHARED ? dummy_open_on(-1, cpu) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
