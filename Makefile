@@ -7,7 +7,9 @@
 #                 area, decode the trace on the host; last line "aux-run: ..."
 #   make check    every test on the kernels of VARIANTS (ours: qemu and
 #                 debug; upstream: the base with all of ours but the AUX
-#                 rewrite), ours compared with upstream, the gates (arm64
+#                 rewrite; stock: Debian's own 6.12 with ptsim.ko built
+#                 against its headers), ours and stock compared with
+#                 upstream, the gates (arm64
 #                 cross-build, style, series, docs) and the harness
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
@@ -33,29 +35,32 @@
 #                 [COVERAGE_KERNELS="ours upstream"]
 #
 # Intermediate targets: deps base tree kernel kernel-debug kernel-kcsan
-# kernel-upstream kernel-cov kernel-cov-upstream guest arm64 harness-test
+# kernel-upstream kernel-stock kernel-cov kernel-cov-upstream guest arm64 harness-test
 # clean distclean.  Variables: JOBS, ACCEL
 # (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest seconds),
 # VARIANTS (kernels make check builds and boots, default "qemu debug
-# upstream"), ARM64=0 (skip the arm64 gate), HARNESS_SELFTEST=0.
+# upstream stock"), ARM64=0 (skip the arm64 gate), HARNESS_SELFTEST=0.
 #
 # The series for review (run by hand, not part of make check):
-#   make series         the work as logical commits (patches/series-plan),
+#   make series         the work as logical commits (patches/series.txt),
 #                       exported with a cover letter into out/series/
 #   make checkpatch     checkpatch.pl --strict on every exported patch
 #   make series-check   git am out/series/ on a fresh extract of the base,
 #                       then build the kernel and the perf_events selftests
 #   make bisect-check   the same, building every step of the series
-#   make fixes          the fixes to upstream code (the plan's fix: commits)
+#   make fixes          the fixes to upstream code (the series' fix: commits)
 #                       as their own series into out/fixes/, then
 #                       checkpatch, git am on a fresh base and a kernel build
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
-VARIANTS ?= qemu debug upstream
+# Every stage line of this make, with its time, for make check's table
+# of stage times (scripts/lib.sh: stage, stage_times).
+export AUXLAB_STAGES := $(shell mkdir -p out && : >out/stages.tsv && echo $(CURDIR)/out/stages.tsv)
+VARIANTS ?= qemu debug upstream stock
 export VARIANTS
 
-.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream \
+.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream kernel-stock \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
 	bisect-check fixes fuzz profile coverage kernel-cov kernel-cov-upstream
 
@@ -81,6 +86,10 @@ kernel-kcsan: tree
 
 kernel-upstream: tree
 	@$(S)/build-kernel.sh upstream
+
+# Debian's stock 6.12 kernel, and ptsim.ko built against its headers.
+kernel-stock: deps
+	@$(S)/stock.sh
 
 arm64: tree
 	@$(S)/build-arm64.sh

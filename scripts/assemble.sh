@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage 2: assemble the kernel trees = pristine base + our overlay files +
-# patches/series, as commits on top of the "base" tag in $TREE:
+# Stage 2: assemble the kernel trees = pristine base + the commits of
+# patches/series.txt (each: its overlay files, its semantic patch, its
+# diff), one commit per stanza with its message, on top of the "base"
+# tag in $TREE:
 #
-#   ours      everything: branch "auxlab", checked out in $TREE
+#   ours      every commit: branch "auxlab", checked out in $TREE
 #             (build/linux)
-#   upstream  everything but the AUX rewrite (patches/rewrite names its
-#             overlay files and series entries): branch "upstream",
-#             checked out in $UTREE (build/upstream/linux), a git
-#             worktree of the same repository, so the source of one
-#             kernel never changes under the other's build
+#   upstream  the commits before the series' "rewrite:" line, i.e. all
+#             but the AUX rewrite: branch "upstream", checked out in
+#             $UTREE (build/upstream/linux), a git worktree of the same
+#             repository, so the source of one kernel never changes
+#             under the other's build
 #
 # The commits are built with a private index (git read-tree / add /
 # apply --cached / commit-tree), never in a work tree; only at the end is
@@ -19,10 +21,10 @@
 # edit really touched.
 #
 # Usage: assemble.sh            assemble and check out both tips
-#        assemble.sh --verify   also prove each series reverses and
+#        assemble.sh --verify   also prove each chain reverses and
 #                               re-applies to identical trees
-#        SERIES_DIR=dir ...     take patches/series from another directory
-#        REWRITE=file ...       take patches/rewrite from another file
+#        SERIES=file ...        take another series file than
+#                               patches/series.txt
 #        ASSEMBLE_REF=refs/...  record ours there instead of
 #                               refs/heads/auxlab, and leave the work trees
 #                               alone (the harness self-test)
@@ -33,10 +35,9 @@ set -euo pipefail
 
 verify=0
 [ "${1:-}" = --verify ] && verify=1
-SERIES_DIR=$(realpath -m "${SERIES_DIR:-$TOP/patches}")
-OVERLAY_DIRS=(Documentation arch drivers include kernel lib samples tools)
 
 cd "$TREE"
+[ -n "${ASSEMBLE_REF:-}" ] || stage "tree: ours and upstream, the base with the commits of patches/series.txt"
 git rev-parse -q --verify refs/tags/base >/dev/null || die "no base tree; run scripts/fetch-base.sh"
 
 export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-auxlab}
@@ -49,97 +50,73 @@ export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
 
 idx=$BUILD/assemble.index
-trap 'rm -f "$idx" "$idx.lock" "$BUILD/mailinfo".*' EXIT
+mat=$BUILD/assemble.series
+trap 'rm -rf "$idx" "$idx.lock" "$mat"' EXIT
 export GIT_INDEX_FILE=$idx
 
-# -- overlay and patches ---------------------------------------------------
-# Two chains from the same inputs: "ours" takes every overlay file and
-# every entry of patches/series; "upstream" leaves out what patches/rewrite
-# names (the AUX rewrite), so it is the pristine base plus everything else
-# of ours.  A shared entry that fails to apply fails both.
-mapfile -t all_files < <(cd "$TOP" && git ls-files --cached --others --exclude-standard \
-	-- "${OVERLAY_DIRS[@]}" | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
-# patches/series lists patch files, one per line; '#' starts a comment.
-mapfile -t all_series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" 2>/dev/null | grep -v '^$' || true)
+# -- the commits ---------------------------------------------------------------
+# Two chains from the same file: "ours" takes every commit of
+# patches/series.txt, "upstream" those before its "rewrite:" line, so it
+# is the pristine base plus everything else of ours.  A shared commit
+# that fails to apply fails both.
 
-commit_patch() {
-	local p=$1 path=$SERIES_DIR/$1 msg
-	[ -f "$path" ] || die "patch $p is listed in series but $path does not exist"
-	if ! out=$(apply_entry "$SERIES_DIR" "$p" --whitespace=nowarn 2>&1); then
-		printf '%s\n' "$out" >&2
-		die "patch $p does not apply (on base + overlay + the patches before it)"
-	fi
-	if [ "${p%.cocci}" != "$p" ]; then
-		tip=$(git commit-tree "$(git write-tree)" -p "$tip" -F <(entry_message "$SERIES_DIR" "$p"))
-		return
-	fi
-	# Take subject and body from the patch's mail headers when it has
-	# them (format-patch style); otherwise name the commit after the file.
-	local hdr name email
-	hdr=$(git mailinfo -b "$BUILD/mailinfo.msg" "$BUILD/mailinfo.patch" <"$path")
-	msg=$(sed -n 's/^Subject: //p' <<<"$hdr")
-	name=$(sed -n 's/^Author: //p' <<<"$hdr")
-	email=$(sed -n 's/^Email: //p' <<<"$hdr")
-	[ -n "$msg" ] || msg=${p%.patch}
-	tip=$(GIT_AUTHOR_NAME=${name:-$GIT_AUTHOR_NAME} GIT_AUTHOR_EMAIL=${email:-$GIT_AUTHOR_EMAIL} \
-		git commit-tree "$(git write-tree)" -p "$tip" -m "$msg" -F "$BUILD/mailinfo.msg")
-}
-
-# verify_chain: reverse every patch of "series", newest first: must give
-# back base + overlay; then re-apply them all: must give the tip's tree.
-# A semantic patch has no reverse: its diff (tip~k^..tip~k) stands in.
+# verify_chain: reverse every commit, newest first: its diff, then its
+# overlay files; a commit with a semantic patch, which has no reverse,
+# is reversed by its own diff (tip~k^..tip~k).  That must give back the
+# base; then re-apply them all: must give the tip's tree.
 verify_chain() {
-	local i c p
-	for ((i = ${#series[@]} - 1; i >= 0; i--)); do
-		if [ "${series[i]%.cocci}" != "${series[i]}" ]; then
-			c=$(git rev-parse "$tip~$((${#series[@]} - 1 - i))")
-			git diff "$c^" "$c" | git apply --cached -R ||
-				die "semantic patch ${series[i]} does not reverse cleanly"
+	local i k n files
+	for ((i = ${#commits[@]} - 1; i >= 0; i--)); do
+		n=${commits[i]}
+		k=$((${#commits[@]} - 1 - i))
+		if [ -f "$mat/$n.cocci" ]; then
+			git diff "$tip~$k^" "$tip~$k" | git apply --cached -R ||
+				die "commit $n (semantic patch) does not reverse cleanly"
 			continue
 		fi
-		git apply --cached -R "$SERIES_DIR/${series[i]}" ||
-			die "patch ${series[i]} does not reverse cleanly"
+		if [ -f "$mat/$n.diff" ]; then
+			git apply --cached -R "$mat/$n.diff" || die "the diff of commit $n does not reverse cleanly"
+		fi
+		if [ -s "$mat/$n.files" ]; then
+			mapfile -t files <"$mat/$n.files"
+			git rm -q --cached -- "${files[@]}"
+		fi
 	done
-	[ "$(git write-tree)" = "$(git rev-parse "$overlay^{tree}")" ] ||
-		die "reversing the series did not restore base + overlay"
-	for p in "${series[@]}"; do
-		apply_entry "$SERIES_DIR" "$p" >/dev/null || die "patch $p does not re-apply"
+	[ "$(git write-tree)" = "$(git rev-parse "base^{tree}")" ] ||
+		die "reversing the commits did not restore the base"
+	for n in "${commits[@]}"; do
+		stage_commit "$mat" "$n" --whitespace=nowarn >/dev/null || die "commit $n does not re-apply"
 	done
 	[ "$(git write-tree)" = "$(git rev-parse "$tip^{tree}")" ] ||
-		die "re-applying the series gave a different tree"
+		die "re-applying the commits gave a different tree"
 }
 
-# chain VARIANT: build base + overlay + series for ours or upstream with
-# the private index; sets tip (the result), overlay (base + overlay) and
-# series (the entries applied).
+# chain VARIANT: build the commits for ours or upstream with the private
+# index; sets tip (the result) and commits (the stanzas applied, by
+# number).
 chain() {
-	local v=$1 f p files=() what=''
-	series=()
-	for f in "${all_files[@]}"; do
-		[ "$v" = upstream ] && in_rewrite overlay "$f" && continue
-		files+=("$f")
-	done
-	for p in "${all_series[@]}"; do
-		[ "$v" = upstream ] && in_rewrite series "$p" && continue
-		series+=("$p")
-	done
+	local v=$1 n subj out nfiles=0
+	commits=()
+	if [ "$v" = upstream ]; then
+		series_materialize "$mat" --upstream || die "patches/series.txt: see above"
+	else
+		series_materialize "$mat" || die "patches/series.txt: see above"
+	fi
 	git read-tree base
 	tip=$(git rev-parse "base^{commit}")
-	if [ ${#files[@]} -gt 0 ]; then
-		(cd "$TOP" && git --git-dir="$TREE/.git" --work-tree="$TOP" add -f -- "${files[@]}")
-		[ "$v" = upstream ] && what=' (without the AUX rewrite)'
-		tip=$(git commit-tree "$(git write-tree)" -p "$tip" \
-			-m "auxlab: add the overlay files$what" \
-			-m "Files that live only in this project, copied over the base.")
-	fi
-	overlay=$tip
-	for p in "${series[@]}"; do
-		commit_patch "$p"
-	done
-	info "$v: overlay ${#files[@]} files, ${#series[@]} patches applied"
+	while IFS=$'\t' read -r n subj; do
+		if ! out=$(stage_commit "$mat" "$n" --whitespace=nowarn 2>&1); then
+			printf '%s\n' "$out" >&2
+			die "commit $n \"$subj\" of ${SERIES#"$TOP"/} does not apply (on the base + the commits before it)"
+		fi
+		tip=$(git commit-tree "$(git write-tree)" -p "$tip" -F "$mat/$n.msg")
+		commits+=("$n")
+		nfiles=$((nfiles + $(wc -l <"$mat/$n.files")))
+	done <"$mat/commits"
+	info "$v: ${#commits[@]} commits applied, with $nfiles overlay files"
 	if [ $verify -eq 1 ]; then
 		verify_chain
-		info "$v: verify: ${#series[@]} patches apply, reverse and re-apply to identical trees"
+		info "$v: verify: ${#commits[@]} commits apply, reverse and re-apply to identical trees"
 	fi
 }
 
@@ -158,7 +135,7 @@ checkout_tip() {
 	# A stray edit in a build tree would silently differ from what we
 	# claim to have built: refuse it.
 	[ -z "$(git -C "$dir" status --porcelain --untracked-files=no)" ] ||
-		die "$dir has local modifications; edit the overlay or patches instead"
+		die "$dir has local modifications; edit the overlay files or patches/series.txt instead"
 }
 
 unset GIT_INDEX_FILE

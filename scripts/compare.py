@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare two runs of the same guest on two kernels: ours and upstream.
 
-The two kernels differ only by the AUX rewrite (patches/rewrite) and boot
+The two kernels differ only by the AUX rewrite (the commits after
+"rewrite:" in patches/series.txt, patches/rewrite) and boot
 the same initramfs, so every test must come out the same on both.  Each
 run directory is one of scripts/boot.sh's (console.log, tests.log, the
 guest's files in guest/, decode.tap from make check's trace decoding and
@@ -25,7 +26,18 @@ one "not ok" per differing result (naming the suite, the result and each
 side's status) and per differing file (with the differing lines as "# "
 diagnostics).  Exits 1 on any difference.
 
-Usage: compare.py [--exclude GLOB]... OURS_RUNDIR UPSTREAM_RUNDIR
+Debian's stock kernel (make check's "stock" boot) runs a part of the
+suites, with ptsim as a module: --names stock,upstream names the sides,
+--subset compares only the suites, results and files the first run has,
+and
+--explained FILE ("tests/suites.py stock-differences") lists the
+differences that are expected, each with its reason: such a difference is
+"ok", its reason shown.  A line is SUITE RESULT STATUS-A STATUS-B
+REASON..., fnmatch globs, the statuses as printed here (ok, not?ok, skip,
+missing).
+
+Usage: compare.py [--exclude GLOB]... [--names A,B] [--subset]
+                  [--explained FILE] OURS_RUNDIR UPSTREAM_RUNDIR
 """
 import argparse
 import collections
@@ -81,28 +93,59 @@ def status(outcomes):
     return ','.join(WORD[o] for o in outcomes) if outcomes else 'missing'
 
 
+def read_explained(path):
+    """[(suite glob, result glob, status A glob, status B glob, reason)]."""
+    out = []
+    for i, w in results.data_lines(path):
+        if len(w) < 5:
+            sys.exit(f'{path}:{i}: want SUITE RESULT STATUS-A STATUS-B REASON...')
+        out.append((w[0], w[1], w[2], w[3], ' '.join(w[4:])))
+    return out
+
+
+def explain(explained, suite, name, oo, uo):
+    """The reason --explained gives for this difference, or None."""
+    for s, r, x, y, why in explained:
+        if (fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(name, r)
+                and fnmatch.fnmatchcase(status(oo), x)
+                and fnmatch.fnmatchcase(status(uo), y)):
+            return why
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--exclude', action='append', default=[], metavar='GLOB')
+    ap.add_argument('--names', default='ours,upstream')
+    ap.add_argument('--subset', action='store_true')
+    ap.add_argument('--explained', metavar='FILE')
     ap.add_argument('ours')
     ap.add_argument('upstream')
     a = ap.parse_args()
+    na, nb = a.names.split(',')
+    explained = read_explained(a.explained) if a.explained else []
     lines = []      # (ok, description, [diagnostics])
     sides = {'ours': a.ours, 'upstream': a.upstream}
     got = {k: collect(v) for k, v in sides.items()}
     for k, v in got.items():
         if v is None:
-            lines.append((False, f'{k}: no logs in {sides[k]}', []))
+            lines.append((False, f'{na if k == "ours" else nb}: no logs in {sides[k]}', []))
     excluded = []
     if all(v is not None for v in got.values()):
         o, u = got['ours'], got['upstream']
         compared = 0
-        for suite in sorted(set(o) | set(u)):
+        for suite in sorted(set(o) if a.subset else set(o) | set(u)):
             if any(fnmatch.fnmatchcase(suite, g) for g in a.exclude):
                 excluded.append(f'{suite} (ours {sum(o[suite].values())} results, '
                                 f'upstream {sum(u[suite].values())})')
                 continue
             compared += 1
+            if a.subset:
+                # Only the results the first run has (the stock boot runs
+                # a part of the suites, and so leaves a part of the traces).
+                names_o = {n for n, _ in o[suite]}
+                u[suite] = collections.Counter({k: c for k, c in u[suite].items()
+                                                if k[0] in names_o})
             if o[suite] == u[suite]:
                 lines.append((True, f'{suite}: {sum(o[suite].values())} results identical', []))
                 continue
@@ -112,17 +155,20 @@ def main():
                 uo = sorted(x for (m, x), c in u[suite].items() if m == n for _ in range(c))
                 if oo != uo:
                     what = f'{suite}: {n}' if n else suite
-                    lines.append((False, f'{what}: ours={status(oo)} upstream={status(uo)}', []))
+                    why = explain(explained, suite, n, oo, uo)
+                    lines.append((why is not None,
+                                  f'{what}: {na}={status(oo)} {nb}={status(uo)}'
+                                  + (f' (explained: {why})' if why else ''), []))
         if compared == 0:
             lines.append((False, 'results: nothing to compare (no results on either kernel)', []))
 
     # Files the suites want compared byte for byte.
     fo = files_under(os.path.join(a.ours, 'guest', 'diff'))
     fu = files_under(os.path.join(a.upstream, 'guest', 'diff'))
-    for rel in sorted(set(fo) | set(fu)):
+    for rel in sorted(set(fo) if a.subset else set(fo) | set(fu)):
         name = f'diff/{rel}'
         if rel not in fu or rel not in fo:
-            lines.append((False, f'{name}: only in {"ours" if rel in fo else "upstream"}', []))
+            lines.append((False, f'{name}: only in {na if rel in fo else nb}', []))
             continue
         with open(fo[rel], 'rb') as f:
             bo = f.read()
@@ -134,12 +180,12 @@ def main():
         try:
             d = list(difflib.unified_diff(
                 bo.decode().splitlines(), bu.decode().splitlines(),
-                f'ours/{name}', f'upstream/{name}', lineterm='', n=1))
+                f'{na}/{name}', f'{nb}/{name}', lineterm='', n=1))
         except UnicodeDecodeError:
             first = next(i for i in range(min(len(bo), len(bu)) + 1)
                          if i == min(len(bo), len(bu)) or bo[i] != bu[i])
             d = [f'binary files differ: first at byte {first} '
-                 f'(ours {len(bo)} bytes, upstream {len(bu)} bytes)']
+                 f'({na} {len(bo)} bytes, {nb} {len(bu)} bytes)']
         ndiff = sum(1 for x in d if x[:1] in '+-' and x[:3] not in ('+++', '---'))
         more = [f'... {len(d) - MAX_DIFF_LINES} more lines'] if len(d) > MAX_DIFF_LINES else []
         lines.append((False, f'{name}: differs ({ndiff} lines)', d[:MAX_DIFF_LINES] + more))

@@ -13,6 +13,8 @@ PKGS=(
 	sparse python3-sphinx python3-ply python3-git rsync coccinelle
 	gcc-aarch64-linux-gnu
 	zlib1g-dev pkg-config
+	# pahole: the BTF of ptsim.ko built against a distribution kernel
+	dwarves
 )
 # "deps.sh bench": what make bench needs on top (the plot).
 [ "${1:-}" = bench ] && PKGS=(gnuplot-nox)

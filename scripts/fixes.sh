@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # "make fixes": the fixes to upstream code that stand on their own (the
-# commits of patches/series-plan with a "fix:" line), exported as a small
+# commits of patches/series.txt with a "fix:" line), exported as a small
 # series of their own with a cover letter, and checked as series-check
 # checks the main series:
 #
 #   1. export  make-series.sh --fixes: the whole series is built and
 #              checked as by make series, then its first commits, the
-#              fixes, go to $OUT/fixes/ with the plan's fixes-cover:
+#              fixes, go to $OUT/fixes/ with the series' fixes-cover:
 #              letter;
 #   2. style   checkpatch.pl --strict on every patch (checkpatch-series.sh,
 #              TAP in $OUT/fixes-checkpatch.tap);

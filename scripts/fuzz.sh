@@ -3,7 +3,7 @@
 # "make fuzz": boot a kernel (the debug one unless FUZZ_KERNEL says qemu,
 # kcsan or upstream) in fuzz mode, where the guest runs ptsim_fuzz and then
 # perf_fuzzer with the options given here (see the fuzz list in
-# scripts/initramfs.sh), and judge the boot as make check would: the
+# tests/suites.py), and judge the boot as make check would: the
 # fuzzers' TAP (perf_fuzzer fails on any fatal signal or exit of its own,
 # see scripts/guest/perf-fuzzer-run), every kernel splat, a guest that did
 # not finish.  The last two lines printed are

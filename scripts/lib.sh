@@ -43,8 +43,28 @@ elapsed() {
 }
 
 # stage NAME: one line per stage, with the time since the top-level command
-# started.
-stage() { printf '[%s] == %s\n' "$(elapsed)" "$*"; }
+# started; also appended, with the epoch, to $AUXLAB_STAGES if set (the
+# Makefile sets it: out/stages.tsv, emptied by each make), for
+# stage_times.
+stage() {
+	printf '[%s] == %s\n' "$(elapsed)" "$*"
+	[ -z "${AUXLAB_STAGES:-}" ] || printf '%s\t%s\n' "$(date +%s)" "$*" >>"$AUXLAB_STAGES"
+}
+# stage_times: how long each stage of $AUXLAB_STAGES took (until the next
+# one began, the last until now), in minutes:seconds, and the total.
+stage_times() {
+	[ -s "${AUXLAB_STAGES:-}" ] || return 0
+	awk -F'\t' -v now="$(date +%s)" -v t0="$AUXLAB_T0" '
+		{ t[NR] = $1; s[NR] = $2 }
+		END {
+			printf "    %6s %6s  %s\n", "start", "took", "stage"
+			for (i = 1; i <= NR; i++) {
+				d = (i < NR ? t[i + 1] : now) - t[i]
+				printf "    %3d:%02d %3d:%02d  %s\n", (t[i] - t0) / 60, (t[i] - t0) % 60, d / 60, d % 60, s[i]
+			}
+			printf "    %6s %3d:%02d  total\n", "", (now - t0) / 60, (now - t0) % 60
+		}' "$AUXLAB_STAGES"
+}
 info() { printf '[%s]    %s\n' "$(elapsed)" "$*"; }
 warn() { printf '[%s] WARNING: %s\n' "$(elapsed)" "$*" >&2; }
 die() { printf '[%s] ERROR: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
@@ -112,10 +132,53 @@ series_trees() {
 	git -C "$1" log --reverse --format=%T "$2" | sha256sum | cut -d' ' -f1
 }
 
-# apply_entry DIR NAME [GIT-APPLY-OPTION...]: apply one entry of
-# patches/series to the index GIT_INDEX_FILE of the repository in the
-# current directory.  A .patch is applied with git apply --cached and the
-# options given.  A .cocci is a Coccinelle semantic patch, used to remove
+# -- the series ----------------------------------------------------------------
+# patches/series.txt (SERIES=file: another one) describes all of our work
+# on the base, one stanza per commit: its overlay files, its semantic
+# patch if any, its diff to upstream files, its message.  Only
+# scripts/series.py reads it; the scripts take the commits from
+# series_materialize.
+SERIES=$(realpath -m "${SERIES:-$TOP/patches/series.txt}")
+
+# series_materialize DIR [--upstream]: the commits of $SERIES (with
+# --upstream: those before its "rewrite:" line) written into DIR, emptied
+# first: DIR/commits lists them ("NNN<TAB>subject"), DIR/NNN.msg,
+# NNN.files, NNN.diff, NNN.cocci and NNN.fix hold each one's parts, the
+# cover letters are DIR/cover.subject, cover.body, fixes-cover.subject
+# and fixes-cover.body (scripts/series.py).  Fails, naming the line, on a
+# mistake in the file or an overlay file claimed by no commit or by two.
+series_materialize() {
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	python3 "$TOP/scripts/series.py" --file "$SERIES" --top "$TOP" materialize "$dir" "$@"
+}
+
+# stage_commit DIR NNN [GIT-APPLY-OPTION...]: put commit NNN of the series
+# materialized in DIR into the index GIT_INDEX_FILE of the repository in
+# the current directory: its overlay files (copied from $TOP), then its
+# semantic patch, then its diff (git apply --cached with the options
+# given).
+stage_commit() {
+	local dir=$1 n=$2 gitdir cocci files=()
+	shift 2
+	if [ -s "$dir/$n.files" ]; then
+		mapfile -t files <"$dir/$n.files"
+		gitdir=$(git rev-parse --absolute-git-dir)
+		(cd "$TOP" && git --git-dir="$gitdir" --work-tree="$TOP" add -f -- "${files[@]}")
+	fi
+	if [ -f "$dir/$n.cocci" ]; then
+		cocci=$(cat "$dir/$n.cocci")
+		apply_cocci "$(dirname "$cocci")" "$(basename "$cocci")" || return
+	fi
+	if [ -f "$dir/$n.diff" ]; then
+		git apply --cached "$@" "$dir/$n.diff"
+	fi
+}
+
+# apply_cocci DIR NAME: apply the Coccinelle semantic patch DIR/NAME (a
+# commit's cocci: in patches/series.txt) to the index GIT_INDEX_FILE of
+# the repository in the current directory.  A semantic patch removes
 # upstream code without keeping a copy of it in this repository: its
 # "// Files:" line names the files it transforms; each is taken from the
 # index, run through spatch (with DIR/cocci.h for the macros spatch cannot
@@ -123,16 +186,8 @@ series_trees() {
 # it names has gone stale, and fails like a patch that does not apply.
 # spatch is slow on core.c, so its output is cached in $BUILD/cocci-cache
 # by the hash of the semantic patch, the macros and the input.
-apply_entry() {
+apply_cocci() {
 	local dir=$1 name=$2 path=$1/$2 f blob key out tmp ver
-	shift 2
-	case $name in
-	*.cocci) ;;
-	*)
-		git apply --cached "$@" "$path"
-		return
-		;;
-	esac
 	command -v spatch >/dev/null || { echo "spatch not installed (coccinelle)" >&2; return 1; }
 	ver=$(spatch --version 2>/dev/null | head -n1)
 	mkdir -p "$BUILD/cocci-cache"
@@ -162,17 +217,6 @@ apply_entry() {
 	done
 }
 
-# entry_message DIR NAME: the commit message of an entry that is not in
-# mail format, i.e. a semantic patch: its "// Subject:" line, a blank
-# line, and its leading comment up to the first rule.
-entry_message() {
-	local path=$1/$2
-	sed -n 's|^// Subject: ||p' "$path"
-	echo
-	sed -n -e '/^\/\/ Subject:/d' -e '/^\/\/ SPDX/d' -e '/^\/\/ Files:/d' \
-		-e '/^@/q' -e 's|^// \{0,1\}||p' "$path" | sed -e '/./,$!d'
-}
-
 # ccache_summary: one line of this build's ccache counters, from the stats
 # log that CCACHE_STATSLOG names (per build: the cache itself is shared by
 # every clone and CI run on the machine).  Kbuild's compiler probes
@@ -190,11 +234,9 @@ ccache_summary() {
 }
 
 # -- the AUX rewrite ---------------------------------------------------------
-# patches/rewrite names what makes up the AUX area rewrite, i.e. what the
-# "upstream" kernel leaves out (everything else of ours goes into both
-# kernels).  One glob per line, after a keyword:
-#	overlay GLOB	overlay files (paths in this repository)
-#	series GLOB	entries of patches/series
+# The AUX area rewrite's commits (what the "upstream" kernel leaves out)
+# are those after the "rewrite:" line of patches/series.txt.  What else
+# only ours has, patches/rewrite names, one glob per line after a keyword:
 #	config GLOB	config fragments (configs/) merged for ours only
 #	results GLOB	result suites that exist only because they test the
 #			rewrite; make check does not compare them

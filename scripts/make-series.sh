@@ -2,15 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # "make series": the work as a reviewable patch series.
 #
-# The build layout (branch auxlab: base + one overlay commit + one commit
-# per patch) is not how reviewers want it.  patches/series-plan lists the
-# logical commits instead; this script builds them on branch "series" in
-# $TREE, one commit per plan entry, proves that the result is the very same
-# tree as auxlab, and exports it with git format-patch --cover-letter into
-# $OUT/series/.
-#
-# Nothing may be silently left out: every overlay file and every patch in
-# patches/series must be claimed by exactly one plan entry.
+# patches/series.txt describes the work as the logical commits reviewers
+# get (scripts/series.py reads it); this script builds them on branch
+# "series" in $TREE, one commit per stanza, as assemble.sh builds auxlab
+# from the same file, but signed by the sender, dated at export and with
+# the stricter whitespace check of git am; it proves that the result is
+# the very same tree as auxlab, and exports it with git format-patch
+# --cover-letter into $OUT/series/.
 #
 # Commits are made with a private index (read-tree / add / apply --cached /
 # commit-tree) like assemble.sh does, so the auxlab checkout that the
@@ -25,16 +23,16 @@
 # the tree of each commit, which series-check.sh records and compares
 # (series_trees in lib.sh).
 #
-# Fixes: the plan's commits with a "fix:" header line fix upstream code
-# and stand on their own.  They must come first in the plan (an error
-# otherwise), so they are the first commits of the series, on the base
-# alone; branch "fixes" points at the last of them.  With --fixes, they
-# are exported instead as a series of their own, with the plan's
-# fixes-cover: letter, into $OUT/fixes/ (make fixes, scripts/fixes.sh).
+# Fixes: the commits with a "fix:" header line fix upstream code and
+# stand on their own.  They come first (series.py fails otherwise), so
+# they are the first commits of the series, on the base alone; branch
+# "fixes" points at the last of them.  With --fixes, they are exported
+# instead as a series of their own, with the fixes-cover: letter, into
+# $OUT/fixes/ (make fixes, scripts/fixes.sh).
 #
-# Usage: make-series.sh            (needs the assembled tree: make tree)
-#        make-series.sh --fixes    export the fixes into $OUT/fixes/
-#        PLAN=file make-series.sh  use another plan (tests)
+# Usage: make-series.sh             (needs the assembled tree: make tree)
+#        make-series.sh --fixes     export the fixes into $OUT/fixes/
+#        SERIES=file make-series.sh use another series file (tests)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -44,89 +42,26 @@ case ${1:-} in
 '') ;;
 *) die "usage: make-series.sh [--fixes]" ;;
 esac
-PLAN=$(realpath -m "${PLAN:-$TOP/patches/series-plan}")
-SERIES_DIR=$TOP/patches
 if [ $fixes -eq 1 ]; then DEST=$OUT/fixes; else DEST=$OUT/series; fi
 WRAP=72
+mat=$BUILD/series.commits
 
-[ -f "$PLAN" ] || die "no plan: $PLAN"
 # A failed run must not leave an older export behind looking current.
 rm -rf "$DEST"
 
-# -- parse the plan -----------------------------------------------------------
-n=0                     # number of commit entries
-subj=() fpats=() ppats=() body=() fix=()
-cover_subj='' cover_body='' fcover_subj='' fcover_body=''
-state=top lineno=0
-plan_err() { die "$PLAN:$lineno: $*"; }
-while IFS= read -r line || [ -n "$line" ]; do
-	lineno=$((lineno + 1))
-	case $line in '#'*) continue ;; esac
-	case $line in
-	'cover: '* | 'fixes-cover: '*)
-		[ $n -eq 0 ] || plan_err "${line%%:*}: must come before the first commit:"
-		if [ "${line%%:*}" = cover ]; then
-			cover_subj=${line#cover: }
-			state=cover
-		else
-			fcover_subj=${line#fixes-cover: }
-			state=fcover
-		fi
-		continue ;;
-	'commit: '*)
-		subj[n]=${line#commit: } fpats[n]='' ppats[n]='' body[n]='' fix[n]=''
-		n=$((n + 1))
-		state=header
-		continue ;;
-	esac
-	i=$((n - 1))
-	case $state in
-	top)
-		[ -z "$line" ] || plan_err "text outside a cover: or commit: stanza" ;;
-	cover)
-		cover_body+=$line$'\n' ;;
-	fcover)
-		fcover_body+=$line$'\n' ;;
-	header)
-		case $line in
-		'files: '*) fpats[i]+=" ${line#files: }" ;;
-		'patches: '*) ppats[i]+=" ${line#patches: }" ;;
-		'fix: '*)
-			[[ ${line#fix: } =~ [^[:space:]] ]] || plan_err "fix: needs a text (what it fixes, how it was found)"
-			# Joined as fmt(1) reads it: two blanks after a
-			# sentence.
-			case ${fix[i]} in
-			'') ;;
-			*[.?!]) fix[i]+='  ' ;;
-			*) fix[i]+=' ' ;;
-			esac
-			fix[i]+=${line#fix: } ;;
-		'') state=body ;;
-		*) plan_err "expected files:, patches:, fix: or a blank line" ;;
-		esac ;;
-	body)
-		# Trailers (Fixes:, Link:, ...) are never wrapped.
-		[[ ${#line} -le $WRAP || $line =~ ^(Fixes|Link|Closes):\  ]] ||
-			plan_err "body line longer than $WRAP columns"
-		body[i]+=$line$'\n' ;;
-	esac
-done <"$PLAN"
-[ "$n" -gt 0 ] || die "$PLAN has no commit: entries"
-[ -n "$cover_subj" ] || die "$PLAN has no cover: stanza"
-# Fixes first: a fix after a feature commit would neither reach the
-# maintainers first in the main series nor be tested on the base alone.
-nfix=0 plain=''
-for ((i = 0; i < n; i++)); do
-	if [ -z "${fix[i]}" ]; then
-		[ -n "$plain" ] || plain=${subj[i]}
-		continue
-	fi
-	nfix=$((nfix + 1))
-	[ -z "$plain" ] || die "$PLAN: the fix: commit \"${subj[i]}\" comes after \"$plain\", which is not a fix; the fixes must come first (move it up, or delete its fix: line and move it below the last fix)"
-done
+# -- read the series ---------------------------------------------------------
+# scripts/series.py parses and checks it (the format, the fixes first,
+# every overlay file claimed once) and writes the commits into $mat.
+series_materialize "$mat" || die "${SERIES#"$TOP"/} cannot be read (above)"
+mapfile -t nums < <(cut -f1 "$mat/commits")
+mapfile -t subj < <(cut -f2- "$mat/commits")
+n=${#nums[@]}
+[ "$n" -gt 0 ] || die "${SERIES#"$TOP"/} has no commit with content"
+nfix=0
+for k in "${nums[@]}"; do [ ! -f "$mat/$k.fix" ] || nfix=$((nfix + 1)); done
 if [ $fixes -eq 1 ]; then
-	[ -n "$fcover_subj" ] || die "$PLAN has no fixes-cover: stanza"
-	[ $nfix -gt 0 ] || die "$PLAN declares no fix: commits"
+	[ -f "$mat/fixes-cover.subject" ] || die "${SERIES#"$TOP"/} has no fixes-cover: stanza"
+	[ $nfix -gt 0 ] || die "${SERIES#"$TOP"/} declares no fix: commits"
 fi
 
 # -- the sender ---------------------------------------------------------------
@@ -136,66 +71,7 @@ NAME=$SENDER_NAME EMAIL=$SENDER_EMAIL
 
 git -C "$TREE" rev-parse -q --verify refs/heads/auxlab >/dev/null ||
 	die "no auxlab branch in $TREE; run make tree"
-
-# -- what must be claimed -----------------------------------------------------
-# The overlay directories are assemble.sh's: read them from there, so that
-# the two scripts cannot disagree about what "our files" are.
-dirs_line=$(sed -n 's/^OVERLAY_DIRS=(\(.*\))$/\1/p' "$TOP/scripts/assemble.sh")
-[ -n "$dirs_line" ] || die "cannot find OVERLAY_DIRS=(...) in scripts/assemble.sh"
-read -r -a overlay_dirs <<<"$dirs_line"
-# The same listing as assemble.sh: tracked and untracked-but-not-ignored.
-mapfile -t overlay < <(cd "$TOP" && git ls-files --cached --others --exclude-standard \
-	-- "${overlay_dirs[@]}" | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
-mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES_DIR/series" | grep -v '^$' || true)
-
-# -- claims ------------------------------------------------------------------
-# match NAME PATTERN: a trailing "/" is a directory prefix, anything else a
-# glob against the whole path in which * also matches "/".
-match() {
-	local name=$1 pat=${2#\?}
-	if [ "${pat: -1}" = / ]; then
-		[[ $name == "$pat"* ]]
-	else
-		# shellcheck disable=SC2053  # the pattern is a glob on purpose
-		[[ $name == $pat ]]
-	fi
-}
-declare -A file_owner patch_owner
-bad=0
-claim() {	# claim KIND NAME: find the one entry whose patterns match NAME
-	local kind=$1 name=$2 i p owners=() pats
-	for ((i = 0; i < n; i++)); do
-		if [ "$kind" = file ]; then pats=${fpats[i]}; else pats=${ppats[i]}; fi
-		read -r -a pats <<<"$pats"
-		for p in "${pats[@]}"; do
-			if match "$name" "$p"; then owners+=("$i"); break; fi
-		done
-	done
-	case ${#owners[@]} in
-	1) if [ "$kind" = file ]; then file_owner[$name]=${owners[0]}; else patch_owner[$name]=${owners[0]}; fi ;;
-	0) printf 'ERROR: %s %s is claimed by no commit in %s\n' "$kind" "$name" "${PLAN##*/}" >&2; bad=1 ;;
-	*) printf 'ERROR: %s %s is claimed by %d commits:%s\n' "$kind" "$name" ${#owners[@]} \
-		"$(for i in "${owners[@]}"; do printf ' "%s"' "${subj[i]}"; done)" >&2; bad=1 ;;
-	esac
-}
-for f in "${overlay[@]}"; do claim file "$f"; done
-for p in "${series[@]}"; do claim patch "$p"; done
-# A pattern that matches nothing is most likely a typo or a rename, which
-# would otherwise go unnoticed until the file it meant is left out.
-for ((i = 0; i < n; i++)); do
-	read -r -a fp <<<"${fpats[i]}"
-	read -r -a pp <<<"${ppats[i]}"
-	for p in "${fp[@]}" "${pp[@]}"; do
-		[ "${p:0:1}" = '?' ] && continue
-		hit=0
-		for f in "${overlay[@]}" "${series[@]}"; do
-			if match "$f" "$p"; then hit=1; break; fi
-		done
-		[ $hit -eq 1 ] || { printf 'ERROR: pattern "%s" of "%s" matches nothing\n' "$p" "${subj[i]}" >&2; bad=1; }
-	done
-done
-[ $bad -eq 0 ] || die "patches/series-plan does not cover the work exactly once (see above)"
-info "plan: $n commits claim ${#overlay[@]} overlay files and ${#series[@]} patches"
+info "series: $n commits ($nfix fixes), $(cat "$mat"/*.files | wc -l) overlay files"
 
 # -- build the commits --------------------------------------------------------
 cd "$TREE"
@@ -204,7 +80,7 @@ export GIT_COMMITTER_NAME=$NAME GIT_COMMITTER_EMAIL=$EMAIL
 idx=$BUILD/series.index
 msg=$BUILD/series.msg
 blurb=$BUILD/series.blurb
-trap 'rm -f "$idx" "$idx.lock" "$idx.check" "$idx.check.lock" "$msg" "$blurb" "$blurb".*' EXIT
+trap 'rm -rf "$idx" "$idx.lock" "$idx.check" "$idx.check.lock" "$msg" "$blurb" "$blurb".* "$mat"' EXIT
 export GIT_INDEX_FILE=$idx
 git read-tree base
 tip=$(git rev-parse "base^{commit}")
@@ -213,36 +89,17 @@ made=0 fixes_tip=''
 # seconds, so that the last is not later than now.
 T0=$(($(date +%s) - n - 1))
 for ((i = 0; i < n; i++)); do
-	files=() pl=()
-	for f in "${overlay[@]}"; do
-		if [ "${file_owner[$f]}" = "$i" ]; then files+=("$f"); fi
-	done
-	# Patches in the order of patches/series: later ones may need the
-	# context of earlier ones.
-	for p in "${series[@]}"; do
-		if [ "${patch_owner[$p]}" = "$i" ]; then pl+=("$p"); fi
-	done
-	if [ $((${#files[@]} + ${#pl[@]})) -eq 0 ]; then
-		warn "plan: \"${subj[i]}\" has no content yet; left out of the series"
-		continue
-	fi
-	if [ ${#files[@]} -gt 0 ]; then
-		(cd "$TOP" && git --git-dir="$TREE/.git" --work-tree="$TOP" add -f -- "${files[@]}")
-	fi
-	for p in "${pl[@]}"; do
-		# --whitespace=error-all: git am would warn about what nowarn
-		# lets through here, and the series must apply silently.
-		out=$(apply_entry "$SERIES_DIR" "$p" --whitespace=error-all 2>&1) || {
-			printf '%s\n' "$out" >&2
-			die "plan: $p does not apply in \"${subj[i]}\" (a patch it needs comes later in the plan?)"
-		}
-	done
+	k=${nums[i]}
+	# --whitespace=error-all: git am would warn about what nowarn lets
+	# through, and the series must apply silently.
+	out=$(stage_commit "$mat" "$k" --whitespace=error-all 2>&1) || {
+		printf '%s\n' "$out" >&2
+		die "\"${subj[i]}\" does not apply (on the base + the commits before it)"
+	}
 	t=$(git write-tree)
-	[ "$t" != "$(git rev-parse "$tip^{tree}")" ] || die "plan: \"${subj[i]}\" changes nothing"
-	# Trim leading and trailing blank lines of the body; sign it off.
+	[ "$t" != "$(git rev-parse "$tip^{tree}")" ] || die "\"${subj[i]}\" changes nothing"
 	{
-		printf '%s\n\n' "${subj[i]}"
-		printf '%s' "${body[i]}" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}'
+		cat "$mat/$k.msg"
 		printf '\nSigned-off-by: %s <%s>\n' "$NAME" "$EMAIL"
 	} >"$msg"
 	d=$(date -u -d "@$((T0 + made + 1))" +%Y-%m-%dT%H:%M:%SZ)
@@ -260,11 +117,12 @@ for ((i = 0; i < n; i++)); do
 		# git apply names only "<stdin>"; diff --check names the files.
 		git diff --check "$prev" "$tip" |
 			awk '/: leftover conflict marker$/ { skip = 1; next } skip { skip = 0; next } 1' >&2 || true
-		die "plan: \"${subj[i]}\" has whitespace errors that git am would warn about (above); fix the files"
+		die "\"${subj[i]}\" has whitespace errors that git am would warn about (above); fix the files"
 	fi
 	made=$((made + 1))
-	if [ -n "${fix[i]}" ]; then fixes_tip=$tip; fi
-	info "$(printf '%2d' "$made") ${fix[i]:+fix: }${subj[i]} (${#files[@]} files, ${#pl[@]} patches)"
+	fx=''
+	if [ -f "$mat/$k.fix" ]; then fixes_tip=$tip fx='fix: '; fi
+	info "$(printf '%2d' "$made") $fx${subj[i]} ($(wc -l <"$mat/$k.files") files$([ ! -f "$mat/$k.cocci" ] || echo ', a semantic patch')$([ ! -f "$mat/$k.diff" ] || echo ', a diff'))"
 done
 unset GIT_INDEX_FILE
 git update-ref refs/heads/series "$tip"
@@ -344,16 +202,16 @@ PY
 	fi
 }
 
-# fixes_text: the fixes, one paragraph each: the subject, then the plan's
-# fix: text (what it fixes, how it was found), indented.
+# fixes_text: the fixes, one paragraph each: the subject, then the
+# commit's fix: text (what it fixes, how it was found), indented.
 fixes_text() {
-	local i k=0
+	local i j=0
 	for ((i = 0; i < n; i++)); do
-		[ -n "${fix[i]}" ] || continue
-		k=$((k + 1))
-		[ $k -eq 1 ] || echo
-		printf '%d. %s\n' $k "${subj[i]}" | fmt -w $WRAP
-		printf '%s\n' "${fix[i]}" | fmt -w $((WRAP - 3)) | sed 's/^/   /'
+		[ -f "$mat/${nums[i]}.fix" ] || continue
+		j=$((j + 1))
+		[ $j -eq 1 ] || echo
+		printf '%d. %s\n' $j "${subj[i]}" | fmt -w $WRAP
+		fmt -w $((WRAP - 3)) "$mat/${nums[i]}.fix" | sed 's/^/   /'
 	done
 }
 
@@ -394,7 +252,7 @@ export_series() {
 }
 
 if [ $fixes -eq 1 ]; then
-	export_series base..fixes "$fcover_subj" "$fcover_body"
+	export_series base..fixes "$(cat "$mat/fixes-cover.subject")" "$(cat "$mat/fixes-cover.body")"
 else
-	export_series base..series "$cover_subj" "$cover_body"
+	export_series base..series "$(cat "$mat/cover.subject")" "$(cat "$mat/cover.body")"
 fi

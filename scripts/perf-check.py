@@ -22,6 +22,13 @@ own decoder for a second opinion:
                       without unexplained gaps, and agree with perf on
                       bytes, PTWs, OVFs and gaps.
 
+  perf report, perf script
+                      perf's defaults, the full decoder, which walks the
+                      traced program's code (from the initramfs, --symfs)
+                      along the trace: no trace error but OVF, and the
+                      report's top task (but the idle one) is the
+                      workload, in its own code.
+
 The raw cases record ptsim_large, a PMU perf has no module for, through
 perf's raw AUX path (tools/perf/Documentation/perf-raw-aux.txt): perf
 report -D must take the raw AUXTRACE_INFO, perf script must run, the
@@ -58,6 +65,10 @@ PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?'
                  r'(?:(?P<time>[\d.]+):)?.*ptwrite:\s+IP: (?P<ip>\d) payload: (?P<val>0x[0-9a-f]+|0)')
 ERR = re.compile(r'instruction trace error .* cpu (?P<cpu>-?\d+) .*code \d+: (?P<msg>.*)$')
 SAMPLE = re.compile(r'PERF_RECORD_SAMPLE\(.*\): (?P<pid>-?\d+)/(?P<tid>-?\d+):')
+TRACE_ERRORS = re.compile(r'(\d+) instruction trace errors')
+# The workload of a case: its comm, and the DSOs of its own code.
+WORKLOAD = {'demo': ('sh', ('busybox',))}
+SPIN = ('perf-spin', ('perf-spin', '[vdso]'))
 AUXTRACE = re.compile(r'PERF_RECORD_AUXTRACE size: (?P<size>0x[0-9a-f]+|0) .*cpu: (?P<cpu>-?\d+)')
 
 
@@ -317,6 +328,37 @@ def script_ptw(perf, data):
     return r
 
 
+def full_decode(perf, data, symfs):
+    """perf report and perf script with perf's default itrace options.
+
+    The trace errors other than OVF that perf script lists, the count
+    perf report warns of, and perf report's entries by comm and DSO.
+    """
+    sym = ['--symfs', symfs, '-i', data]
+    rc, lines, err = run_lines([perf, 'report', '--stdio', '-g', 'none',
+                                '--sort', 'comm,dso'] + sym)
+    m = TRACE_ERRORS.search(err)
+    # The first table's entries: "  47.08%  47.08%  perf-spin  [vdso]".
+    top = []
+    for l in lines:
+        if re.match(r'^\s+[\d.]+%\s+[\d.]+%\s+\S', l):
+            top.append(l.split()[1:])
+        elif top and l.startswith('#'):
+            break
+    r = {'rc': rc, 'err': err, 'warned': int(m.group(1)) if m else 0,
+         'top': top[:4], 'errors': collections.Counter(), 'ovf': 0}
+    src, slines, serr = run_lines([perf, 'script'] + sym)
+    r['rc'] = rc or src
+    r['err'] += serr
+    for l in slines:
+        m = ERR.search(l)
+        if m and m.group('msg').startswith('Overflow packet'):
+            r['ovf'] += 1
+        elif m:
+            r['errors'][m.group('msg').split(' ip ')[0].strip()] += 1
+    return r
+
+
 def aux_decode(decoder, dirs):
     tot = collections.Counter()
     lines = []
@@ -349,7 +391,44 @@ def case_info(d):
     return info
 
 
-def check_case(tap, name, d, perf, decoder):
+def top_task(entries, comm, dsos):
+    """The task with the most of perf report --sort comm,dso's ENTRIES
+    (['34.06%', COMM, DSO], ...) but the idle one (swapper), and each
+    task's share: its lines summed, the workload's (COMM) only those in
+    its own code (DSOS: its binary and the vDSO, two lines).  On the
+    debug kernel perf itself, copying the AUX areas out, has more than
+    either of the workload's lines alone."""
+    share = collections.Counter()
+    for t in entries:
+        if len(t) >= 3 and t[1] != 'swapper' and (t[1] != comm or t[2] in dsos):
+            share[t[1]] += float(t[0].rstrip('%'))
+    return (share.most_common(1)[0][0] if share else None), share
+
+
+def check_full_decode(tap, name, perf, data, symfs):
+    """What a user sees first: perf report and perf script, defaults."""
+    full = full_decode(perf, data, symfs)
+    errs = sum(full['errors'].values())
+    tap.check(full['rc'] == 0 and errs == 0 and full['warned'] == full['ovf'],
+              f'{name}: perf report and perf script, full decode: no trace error but OVF',
+              f'exit {full["rc"]}; perf report warned of {full["warned"]} errors, '
+              f'{full["ovf"]} OVFs; ' + ', '.join(f'{v}x {k}' for k, v in full['errors'].most_common(4))
+              + f' {full["err"].strip()[-200:]}')
+    comm, dsos = WORKLOAD.get(name, SPIN)
+    full['errors_total'] = errs
+    # An idle CPU's ticks find no user IP and leave the trace at the last
+    # one, so perf gives the idle task (swapper) the data records ptsim
+    # writes there, at an IP it cannot resolve ([unknown]): with -a on 8
+    # CPUs, most of the report.  Ranked without it.
+    top, share = top_task(full['top'], comm, dsos)
+    tap.note(f'{name}: perf report --sort comm,dso: ' + '; '.join(' '.join(t) for t in full['top']))
+    tap.check(top == comm,
+              f'{name}: perf report\'s top task but the idle one is the workload, in its own code',
+              f'top entries {full["top"]}, shares {dict(share)}, wanted {comm} in {dsos}')
+    return full
+
+
+def check_case(tap, name, d, perf, decoder, symfs):
     data = os.path.join(d, 'perf.data')
     info = case_info(d)
     mode = info.get('mode', 'normal')
@@ -365,9 +444,8 @@ def check_case(tap, name, d, perf, decoder):
     errors = sum(scr['errors'].values())
     tap.check(errors == 0, f'{name}: perf\'s decoder reports no trace error but OVF',
               ', '.join(f'{v}x {k}' for k, v in scr['errors'].items()))
-    res = {'rep': rep, 'scr': scr}
-
     if mode == 'sample':
+        res = {'rep': rep, 'scr': scr}
         # AUX sampling: every thread of the workload has samples, and
         # every sample carries AUX data (a snapshot of the leader's trace).
         tids = sorted(rep['samples'])
@@ -384,6 +462,7 @@ def check_case(tap, name, d, perf, decoder):
 
     tap.check(rep['auxtrace'] > 0 and rep['bytes'] > 0, f'{name}: AUX data recorded',
               f'{rep["auxtrace"]} AUXTRACE records, {rep["bytes"]} bytes')
+    res = {'rep': rep, 'scr': scr, 'full': check_full_decode(tap, name, perf, data, symfs)}
     if mode == 'snapshot':
         # Two snapshots on SIGUSR2, each taken of every CPU's buffer.
         tap.check(rep['auxtrace'] >= 2, f'{name}: snapshots taken', f'{rep["auxtrace"]} AUXTRACE records')
@@ -427,6 +506,103 @@ def check_case(tap, name, d, perf, decoder):
                   f'{tot["seq_gaps"]} gaps, {truncated} TRUNCATED, {warned} warnings')
     res.update(tot=tot, warned=warned)
     return res
+
+
+AUX_TIMED = re.compile(r'^\s*-?\d+ (?P<time>\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_AUX '
+                       r'offset: (?:0x[0-9a-f]+|0) size: (?P<size>0x[0-9a-f]+|0) ')
+DUMP_TSC = re.compile(r'^\.\s+[0-9a-f]+:\s.*\sTSC (?P<tsc>0x[0-9a-f]+)$')
+DUMP_PTW = re.compile(r'^\.\s+[0-9a-f]+:\s.*\sPTWRITE (?P<val>0x[0-9a-f]+|0) IP:0$')
+HELD_OK = 16 * 1024	# what a file may miss of the trace before it: a PSB's worth and more
+FLUSHED_MIN = 64 * 1024	# what the FIFO must have held at the rotation
+FLUSH_WINDOW = 50 * 1000000	# ns: the AUX records the rotation's flush wrote
+
+
+def switch_file(perf, data):
+    """One --switch-output file, from perf report -D: its PERF_RECORD_AUX
+    times and sizes, and per AUX buffer (CPU) its data PTWs: sequence
+    number and the perf time of the TSC of the PSB+ before it (None
+    before the first)."""
+    rc, lines, err = run_lines([perf, 'report', '-D', '-i', data])
+    aux, ptws, conv = [], collections.defaultdict(list), {}
+    cpu, tsc = None, None
+    for l in lines:
+        m = AUX_TIMED.match(l)
+        if m:
+            aux.append((int(m.group('time')), int(m.group('size'), 16)))
+            continue
+        m = AUXTRACE.search(l)
+        if m:
+            cpu, tsc = int(m.group('cpu')), None
+            continue
+        m = DUMP_TSC.match(l)
+        if m:
+            tsc = int(m.group('tsc'), 16)
+            continue
+        m = DUMP_PTW.match(l)
+        if m and cpu is not None:
+            ptws[cpu].append((int(m.group('val'), 16), tsc))
+            continue
+        for key, pat in (('shift', '... Time Shift '), ('mult', '... Time Muliplier '),
+                         ('zero', '... Time Zero ')):
+            if l.startswith(pat):
+                conv[key] = int(l[len(pat):])
+
+    def perf_time(t):
+        """perf's tsc_to_perf_time(), from the file's TIME_CONV."""
+        if t is None or len(conv) < 3:
+            return None
+        quot, rem = t >> conv['shift'], t & ((1 << conv['shift']) - 1)
+        return (conv['zero'] + quot * conv['mult'] + ((rem * conv['mult']) >> conv['shift'])) % (1 << 64)
+    ptws = {c: [(v, perf_time(t)) for v, t in p] for c, p in ptws.items()}
+    return {'rc': rc, 'err': err, 'aux': aux, 'ptws': ptws, 'conv': len(conv) == 3}
+
+
+def check_switch_case(tap, name, d, perf):
+    """--switch-output with a FIFO holding data back: the rotation's file
+    holds the trace of everything before the rotation (perf flushed)."""
+    files = sorted(f for f in os.listdir(d) if f.startswith('perf.data.'))
+    if not tap.check(len(files) >= 2, f'{name}: a file before and one after the rotation',
+                     f'files: {files}'):
+        return None
+    per = [switch_file(perf, os.path.join(d, f)) for f in files]
+    tap.check(all(p['rc'] == 0 and p['conv'] for p in per),
+              f'{name}: perf report -D ran on every file, with its TIME_CONV',
+              ' '.join(p['err'].strip()[-200:] for p in per))
+    first = per[0]
+    n1 = sum(len(p) for p in first['ptws'].values())
+    n2 = sum(len(p) for f in per[1:] for p in f['ptws'].values())
+    if not tap.check(first['aux'] and n1 and n2, f'{name}: trace in the files before and after the rotation',
+                     f'{len(first["aux"])} AUX records, {n1} and {n2} data PTWs'):
+        return None
+    # The rotation: the last PERF_RECORD_AUX of its file.  Every data
+    # record in a later file whose PSB+ has an earlier time was produced
+    # before the rotation and held back: it should be in the first file.
+    rot = max(t for t, _ in first['aux'])
+    held = 16 * sum(1 for f in per[1:] for p in f['ptws'].values() for _, t in p
+                    if t is not None and t < rot)
+    flushed = sum(sz for t, sz in first['aux'] if t >= rot - FLUSH_WINDOW)
+    tap.note(f'{name}: {len(files)} files, {n1} and {n2} data PTWs, rotation at {rot} ns; '
+             f'the first file\'s last {FLUSH_WINDOW // 1000000} ms published {flushed} bytes; '
+             f'held back at the rotation: {held} bytes')
+    tap.check(flushed >= FLUSHED_MIN, f'{name}: the FIFO held data back, written out at the rotation',
+              f'{flushed} bytes published in the last {FLUSH_WINDOW // 1000000} ms before the rotation, '
+              f'fewer than {FLUSHED_MIN}')
+    tap.check(held <= HELD_OK, f'{name}: the file before the rotation holds the trace of before it',
+              f'{held} bytes of trace produced before the rotation are in later files '
+              f'(allowed {HELD_OK}): perf did not flush')
+    # ptsim numbers its data records per AUX buffer: each file goes on
+    # where the one before ended, with no gap and no repeat.
+    bad = []
+    last = {}
+    for f in per:
+        for cpu, p in sorted(f['ptws'].items()):
+            for v, _ in p:
+                if cpu in last and v != last[cpu] + 1:
+                    bad.append(f'cpu {cpu}: {last[cpu]:#x} -> {v:#x}')
+                last[cpu] = v
+    tap.check(not bad, f'{name}: the PTW sequence goes on from file to file without a gap',
+              '; '.join(bad[:5]))
+    return {'files': files, 'held': held}
 
 
 def read_raw_dir(rawdir):
@@ -543,6 +719,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--perf', default=os.path.join(top, 'build/perf/perf'))
     ap.add_argument('--decoder', default=os.path.join(top, 'build/host/aux-decode'))
+    ap.add_argument('--symfs', default=os.path.join(top, 'build/initramfs'),
+                    help='the guest\'s files, for perf to find the traced code')
     ap.add_argument('--summary', action='store_true', help='the perf-run line of case "demo"')
     ap.add_argument('rundir')
     a = ap.parse_args()
@@ -571,10 +749,13 @@ def main():
         if c == 'noaux':
             check_noaux(tap, c, cd)
             return tap, None
+        if c == 'switch':
+            check_switch_case(tap, c, cd, a.perf)
+            return tap, None
         if c.startswith('raw'):
             r = check_raw_case(tap, c, cd, a.perf, a.decoder, case_info(cd))
         else:
-            r = check_case(tap, c, cd, a.perf, a.decoder)
+            r = check_case(tap, c, cd, a.perf, a.decoder, a.symfs)
         if r and 'tot' in r and 'scr' in r:
             tap.note(f'{c}: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
                      f'ptw={r["scr"]["ptw"]} data_ptw={r["scr"]["data"]} marks={len(r["scr"]["marks"])} '
@@ -631,7 +812,8 @@ def main():
     if a.summary and res.get('demo') and 'tot' in res['demo']:
         r = res['demo']
         print(f'perf-run: bytes={r["rep"]["bytes"]} auxtrace={r["rep"]["auxtrace"]} '
-              f'bad_packets={r["rep"]["bad"]} ptw_gaps={r["scr"]["gaps"]}')
+              f'bad_packets={r["rep"]["bad"]} ptw_gaps={r["scr"]["gaps"]} '
+              f'trace_errors={r["full"]["errors_total"]}')
     return 1 if tap.failed else 0
 
 

@@ -14,9 +14,10 @@ Counted as results:
     a parameterised case counts once, as KUnit itself reports it;
   - every kselftest result line ("ok N ..."/"not ok N ..." at depth 0);
     a program that prints no TAP counts once, by exit status (0 pass,
-    4 skip, anything else fail), except that perf_events/* and aux-bench*
-    must print TAP (NEED_TAP: without it they fail); a plan with missing
-    results or with fewer results than printed, a "Bail out!", a TODO
+    4 skip, anything else fail), except that perf_events/*, aux-bench*
+    and perf/test must print TAP (NEED_TAP: without it they fail); a
+    plan with missing results or with fewer results than printed, a
+    "Bail out!", a TODO
     directive (we have no TODO tests), a non-zero exit without a failed
     result, a timeout or an unfinished suite fail, and so does a suite
     still open when the next begins.  The HARNESS markers count wherever
@@ -38,8 +39,9 @@ Counted as results:
   - TAP files (--tap): the same rules (plan, Bail out!, TODO), and a
     file without results fails.
 
-With --expected-skips FILE (tests/expected-skips), a skip that no line of
-FILE explains is a failure.  With --manifest FILE (tests/manifest), every
+With --expected-skips FILE ("tests/suites.py expected-skips"), a skip that
+no line of FILE explains is a failure.  With --manifest FILE ("tests/
+suites.py manifest"), every
 suite FILE names for a run's kernel must have at least its minimum number
 of results there, and a suite of a run that FILE does not name fails (a
 stale or unlisted program).
@@ -67,7 +69,7 @@ KTAP = re.compile(r'^(?P<ind>\s*)K?TAP version \d+')
 # last output line has no newline shares its line with the end marker.
 MARK = re.compile(r'HARNESS: (?:begin|end|skip|done)\b')
 # Programs that must print TAP: exiting 0 without a result is a failure.
-NEED_TAP = ('perf_events/*', 'aux-bench*')
+NEED_TAP = ('perf_events/*', 'aux-bench*', 'perf/test')
 SPLATS = [re.compile(p) for p in (
     r'\bBUG: ', r'^WARNING: ', r'kernel BUG at', r'\bOops\b', r'Kernel panic',
     r'general protection fault', r'Unable to handle kernel', r'KASAN: ',
@@ -102,6 +104,7 @@ class Tally:
         self.results = []      # (suite, outcome, name): every result, in order
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
         self.kcsan_elsewhere = []  # "A / B": KCSAN reports listed, not failed
+        self.why = {}          # failure -> the test's own lines on it
 
     def add(self, suite, outcome, what=None, why=''):
         # A skip without a name (a whole suite, ksft_test_result_skip())
@@ -113,15 +116,16 @@ class Tally:
             outcome = 'fail'
             why = (why or '').strip()
             what = (f'{what}: ' if what else '') + 'unexpected skip' + \
-                (f' ({why})' if why else '') + ', not in tests/expected-skips'
+                (f' ({why})' if why else '') + ', not allowed by tests/suites.py'
         self.results.append((suite, outcome, what or ''))
         cnt = self.suites.setdefault(suite, [0, 0, 0])
         cnt[{'pass': 0, 'fail': 1, 'skip': 2}[outcome]] += 1
         if outcome == 'fail':
             self.failures.append(f'{suite}: {what}' if what else suite)
 
-    def result(self, suite, m):
-        """Add the TAP result line matched by RESULT."""
+    def result(self, suite, m, diag=()):
+        """Add the TAP result line matched by RESULT; DIAG, the test's
+        diagnostic lines before it, is kept for a failure."""
         d = (m.group('dir') or '').upper()
         name = m.group('name')
         if d == 'TODO':
@@ -131,6 +135,8 @@ class Tally:
             self.add(suite, 'skip', name, m.group('why') or '')
         else:
             self.add(suite, 'pass' if m.group('ok') == 'ok' else 'fail', name)
+            if self.results[-1][1] == 'fail' and diag:
+                self.why[self.failures[-1]] = list(diag)[-WHY_LINES:]
         return self.results[-1][1]
 
 
@@ -212,9 +218,19 @@ def split_markers(lines):
             yield l[a:b]
 
 
+# A failed test's diagnostic lines shown under its FAIL line: the last
+# this many "# " lines it printed (a kselftest case's "Expected ..." and
+# TH_LOG lines), so that a log that keeps only the end of make check's
+# output still says why.
+WHY_LINES = 6
+# kselftest harness lines that say nothing of why a case failed.
+NOT_WHY = re.compile(r'^#\s+(RUN|OK|FAIL|SKIP|PASSED|FAILED|Totals|Starting)\b')
+
+
 def parse_tests(lines, t, label):
     """Framed userspace suites from tests.log; returns True if 'done'."""
     cur, plan, nres, nfail, done = None, 0, 0, 0, False
+    diag = []
 
     def unfinished(why):
         t.add(f'{label}{cur}', 'fail', why)
@@ -223,7 +239,7 @@ def parse_tests(lines, t, label):
         if l.startswith('HARNESS: begin '):
             if cur is not None:
                 unfinished(f'suite did not finish ({l.strip()} while it was running)')
-            cur, plan, nres, nfail = l.split()[2], 0, 0, 0
+            cur, plan, nres, nfail, diag = l.split()[2], 0, 0, 0, []
             continue
         if l.startswith('HARNESS: end ') and cur:
             m = re.search(r'rc=(\d+)', l)
@@ -252,7 +268,8 @@ def parse_tests(lines, t, label):
             if cur is not None:
                 unfinished(f'suite did not finish ({l.strip()} while it was running)')
                 cur = None
-            # Not run: the guest lacks what it needs (scripts/guest/needs).
+            # Not run: the guest lacks what it needs (a suite's needs=,
+            # tests/suites.py).
             name = l.split()[2].rstrip(':')
             t.add(f'{label}{name}', 'skip', None, l.partition(': ')[2].partition(': ')[2])
             continue
@@ -275,7 +292,10 @@ def parse_tests(lines, t, label):
         m = RESULT.match(l)
         if m and not m.group('ind'):
             nres += 1
-            nfail += t.result(f'{label}{cur}', m) == 'fail'
+            nfail += t.result(f'{label}{cur}', m, diag) == 'fail'
+            diag = []
+        elif l.startswith('#') and not NOT_WHY.match(l):
+            diag.append(l)
     if cur is not None:
         t.add(f'{label}{cur}', 'fail', 'suite did not finish (guest crashed or hung)')
     return done
@@ -413,7 +433,7 @@ def parse_tap_file(name, path, t):
 
 
 def data_lines(path):
-    """The non-comment lines of a data file (tests/manifest, ...), split."""
+    """The non-comment lines of a data file (a manifest, ...), split."""
     with open(path) as f:
         for i, l in enumerate(f, 1):
             l = l.strip()
@@ -422,7 +442,13 @@ def data_lines(path):
 
 
 def read_skips(path):
-    """tests/expected-skips: SUITE-GLOB RESULT-GLOB REASON..."""
+    """The allowed skips: SUITE-GLOB RESULT-GLOB REASON...
+
+    SUITE-GLOB is the result's suite as the summary names it, kernel first
+    ("qemu/perf_events/mmap", "arm64"); RESULT-GLOB the result's name, or,
+    for a result without one (a suite the guest could not run, one that
+    exited 4), its skip reason.  fnmatch globs ("*" matches "/" too; "?"
+    for a space)."""
     out = []
     for i, w in data_lines(path):
         if len(w) < 3:
@@ -433,20 +459,30 @@ def read_skips(path):
 
 # Suites that hold only failures of a run as a whole (splats, an unfinished
 # guest, a lost transfer, KUnit suites never reported, this check): never
-# in the manifest, never "not in tests/manifest".
+# in the manifest, never "no row in tests/suites.py".
 FAILURE_ONLY = ('splat', 'guest', 'xfer', 'kunit', 'manifest')
+
+
+# Kernels not built here, which run a list of their own and have lines of
+# their own in the manifest: Debian's stock 6.12 (scripts/stock.sh).
+FOREIGN = ('stock',)
 
 
 def kernel_matches(label, kernels):
     """A manifest line's KERNELS against a run label: "*" is the main boot
-    of every kernel (a label without "@"), any other word an fnmatch glob
-    of labels ("qemu", "*@smp8" for the 8-CPU boots)."""
-    return any('@' not in label if k == '*' else fnmatch.fnmatchcase(label, k)
+    of every kernel built here (a label without "@", not in FOREIGN), any
+    other word an fnmatch glob of labels ("qemu", "*@smp8" for the 8-CPU
+    boots, "stock")."""
+    return any('@' not in label and label not in FOREIGN if k == '*'
+               else fnmatch.fnmatchcase(label, k)
                for k in kernels)
 
 
 def check_manifest(path, labels, t):
-    """tests/manifest: KERNELS SUITE MIN-RESULTS, per run label."""
+    """The manifest: KERNELS SUITE MIN-RESULTS, per run label.  KERNELS is
+    "*" (see kernel_matches()) or comma-separated run-label globs
+    ("qemu,debug", "*@smp8", "stock"); SUITE a glob of the suite's name
+    without the kernel."""
     entries = []
     for i, w in data_lines(path):
         if len(w) != 3 or not w[2].isdigit():
@@ -459,14 +495,14 @@ def check_manifest(path, labels, t):
                       if fnmatch.fnmatchcase(name, f'{label}/{s}'))
             if got < n:
                 t.add(f'{label}/manifest', 'fail',
-                      f'{s}: {got} results, tests/manifest wants at least {n}'
+                      f'{s}: {got} results, tests/suites.py wants at least {n}'
                       + (' (suite missing)' if got == 0 else ''))
         for name in list(t.suites):
             if name.startswith(f'{label}/') and name[len(label) + 1:] not in FAILURE_ONLY and not any(
                     fnmatch.fnmatchcase(name, f'{label}/{s}') for s, _ in mine):
                 t.add(f'{label}/manifest', 'fail',
-                      f'{name[len(label) + 1:]}: not in tests/manifest (a stale program, '
-                      'or a new suite that needs its line)')
+                      f'{name[len(label) + 1:]}: no row in tests/suites.py (a stale program, '
+                      'or a new suite that needs its row)')
 
 
 def main():
@@ -498,6 +534,8 @@ def main():
             print(f'  {s}: {p} passed, {f} failed, {k} skipped')
     for f in t.failures:
         print(f'FAIL {f}')
+        for w in t.why.get(f, ()):
+            print(f'     {w}')
     if t.kcsan_elsewhere:
         names = sorted(set(t.kcsan_elsewhere))
         print(f'kcsan: {len(t.kcsan_elsewhere)} reports elsewhere: {", ".join(names)}')
@@ -505,7 +543,7 @@ def main():
         with open(a.json, 'w') as fh:
             json.dump({'suites': t.suites, 'failures': t.failures,
                        'passed': tot[0], 'failed': tot[1], 'skipped': tot[2],
-                       'kcsan_elsewhere': t.kcsan_elsewhere},
+                       'kcsan_elsewhere': t.kcsan_elsewhere, 'why': t.why},
                       fh, indent=1)
     line = f'{tot[0]} passed, {tot[1]} failed'
     if tot[2]:

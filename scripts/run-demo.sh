@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # "make run": the demo.  Boots the qemu kernel in "run" mode, where the
 # guest lists its PMUs and records a busy shell loop with ptsim through the
-# AUX area (aux-record, see the run list in scripts/initramfs.sh); the trace
+# AUX area (aux-record, see the run list in tests/suites.py); the trace
 # comes back over the transfer disk into RUNDIR/guest/traces/demo, is
 # decoded and checked on the host with aux-decode (libipt), and the last
 # line printed is

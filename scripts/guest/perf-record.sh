@@ -8,7 +8,7 @@
 # (the 8-CPU boot of make check runs "cpu sample"):
 # the perf tool of the assembled tree records ptsim through the AUX area,
 # one case per directory under $AUXLAB_OUT/perf/, which the transfer disk
-# carries to the host.  There scripts/perf-check.sh reads every recording
+# carries to the host.  There scripts/perf-check.py reads every recording
 # with the same perf binary (perf report -D, perf script) and with
 # aux-decode, and gives the verdicts (suite "<kernel>/perf").
 #
@@ -23,7 +23,8 @@
 # what a case records does not depend on how fast the guest is; the
 # checks on the host only use lower bounds that hold at any speed.
 #
-# The cases (numbered as in scripts/perf-check.sh):
+# The cases (numbered as in scripts/perf-check.py; tests/suites.py counts
+# ALL's words as the suite's least results):
 #   task      perf's defaults, per task: perf record -e ptsim//
 #   cpu       per CPU, every CPU (-a), an AUX area of 16 MiB (-m ,4096),
 #             one spinning thread per CPU: trace from every CPU
@@ -35,9 +36,16 @@
 #   mark      aux_output: ptsim_mark samples written into ptsim's trace
 #   thread    per-thread mmaps (--per-thread) and an AUX area of 1 MiB
 #             instead of perf's 4 MiB (-m ,256)
+#   switch    --switch-output=signal with a FIFO that holds data back
+#             (ptsim.rst: it grows by 1 KiB a tick), on CPU 1 (-C 1: a
+#             per-task event's FIFO is written out at every sched-out):
+#             the workload, pinned to CPU 1, signals perf record, on
+#             CPU 0, after 600 ms and spins on; perf flushes the AUX
+#             events (PERF_EVENT_IOC_FLUSH) before it closes the first
+#             file, which must then hold all the trace of before
 #
 # The raw cases: ptsim_large, the same engine registered under a name perf
-# has no module for (patch 0050 knows "ptsim" only), so perf records it
+# has no module for (the series teaches it "ptsim" only), so perf records it
 # through the raw path (tools/perf/Documentation/perf-raw-aux.txt: perf
 # maps a one-page AUX area for an event of the PMU, and the kernel lets
 # it).  The terms are those perf gives ptsim by default.
@@ -52,11 +60,26 @@ O=${AUXLAB_OUT:-/tmp/out}/perf
 MS=1000
 THREADS=4
 CPUS=$(nproc)
-ALL="task cpu snapshot loss sample mark thread raw raw_thread raw_snapshot raw_loss noaux"
+ALL="task cpu snapshot loss sample mark thread switch raw raw_thread raw_snapshot raw_loss noaux"
 CASES=${*:-$ALL}
 n=0
 mkdir -p "$O"
-echo "$CASES" >"$O/cases.txt"
+# ptsim built as a module has no AUX sampling (caps/aux_sample 0), and
+# on a kernel without this series no flush (caps/flush 0, see ptsim.rst):
+# cases "sample" and "switch" (whose rotation perf flushes) are then
+# skips, and not among the cases the host checks (cases.txt).
+cap() { cat "/sys/bus/event_source/devices/ptsim/caps/$1" 2>/dev/null; }
+no_aux_sample= no_flush=
+[ "$(cap aux_sample)" != 0 ] ||
+	no_aux_sample="ptsim has no AUX sampling (a module: caps/aux_sample 0)"
+[ "$(cap flush)" != 0 ] ||
+	no_flush="the kernel has no PERF_EVENT_IOC_FLUSH (ptsim's caps/flush 0)"
+for c in $CASES; do
+	case $c in
+	sample) [ -z "$no_aux_sample" ] ;;
+	switch) [ -z "$no_flush" ] ;;
+	esac && printf '%s ' "$c"
+done >"$O/cases.txt"
 
 want() {	# want NAME: is case NAME to run?
 	case " $CASES " in *" $1 "*) return 0 ;; esac
@@ -75,16 +98,30 @@ record() {
 	(cd "$O/$name" && "$@") >"$O/$name/record.log" 2>&1
 	rc=$?
 	sed 's/^/#   /' "$O/$name/record.log" | tail -n 12
+	# --switch-output writes perf.data.<time> files, no perf.data.
+	out=$O/$name/perf.data
+	if [ "$mode" = switch ]; then
+		for out in "$O/$name"/perf.data.*; do
+			break
+		done
+	fi
 	if [ $rc -ne 0 ]; then
 		echo "not ok $n $name # perf record exited with $rc"
-	elif [ ! -s "$O/$name/perf.data" ]; then
+	elif [ ! -s "$out" ]; then
 		echo "not ok $n $name # no perf.data"
 	else
 		# The size goes on a line of its own: a result's name must be
 		# the same on every kernel (make check compares them).
-		echo "# $name: perf.data of $(wc -c <"$O/$name/perf.data") bytes"
+		echo "# $name: $(basename "$out") of $(wc -c <"$out") bytes"
 		echo "ok $n $name"
 	fi
+}
+
+# skip NAME REASON: one TAP skip.
+skip() {
+	want "$1" || return 0
+	n=$((n + 1))
+	echo "ok $n $1 # SKIP $2"
 }
 
 # expect_warn NAME MESSAGE CMD...: CMD must succeed, print MESSAGE and
@@ -137,14 +174,29 @@ record snapshot 4194304 snapshot \
 # tick: every tick drops records and reports them with an OVF.
 record loss 4194304 normal \
 	perf record -e ptsim/rate=1024,fifo=9,drain=1,aux_loss=1/ -- perf-spin "$MS"
-record sample 0 sample \
-	perf record -e '{ptsim//,cpu-clock/aux-sample-size=4096/}' -- perf-spin -t "$THREADS" "$MS"
+if [ -n "$no_aux_sample" ]; then
+	skip sample "$no_aux_sample"
+else
+	record sample 0 sample \
+		perf record -e '{ptsim//,cpu-clock/aux-sample-size=4096/}' -- perf-spin -t "$THREADS" "$MS"
+fi
 # ptsim_mark samples only with a fixed period (no frequency) and only
 # with aux_output: one mark every 8 ticks of its leader's engine.
 record mark 4194304 normal \
 	perf record -e '{ptsim//,ptsim_mark/aux-output,period=8/}' -- perf-spin "$MS"
 record thread 1048576 normal \
 	perf record --per-thread -m ,256 -e ptsim// -- perf-spin "$MS"
+# 2 KiB a tick (1 ms) into a 4 MiB FIFO drained at 1 KiB a tick
+# (ptsim.rst): config1 is rate=128,period=1000,fifo=22,drain=1, as one
+# value because perf takes a term "period" for the sample period.
+HOLD=config1=0xd8fa0020000
+if [ -n "$no_flush" ]; then
+	skip switch "$no_flush"
+else
+	record switch 4194304 switch \
+		taskset -c 0 perf record -C 1 --switch-output=signal -e "ptsim/$HOLD/" -- \
+		taskset -c 1 perf-spin -s 600 900
+fi
 RAW=ptsim_large/pt,tsc,branch
 record raw 4194304 normal \
 	perf record -e "$RAW/" -- perf-spin "$MS"

@@ -3,12 +3,16 @@
  * perf-spin - the workload of the perf suite: THREADS threads (default
  * 1), each spinning on the CPU for MS milliseconds of CLOCK_MONOTONIC
  * time, so that a trace covers a known stretch of guest time however fast
- * the guest runs.
+ * the guest runs.  With -s, the first thread sends its parent (perf
+ * record) SIGUSR2 once it has spun SIG_MS milliseconds, and spins on:
+ * a boundary in the recording (a --switch-output rotation) while the
+ * workload runs, without its leaving the CPU.
  *
- *	perf-spin [-t THREADS] MS
+ *	perf-spin [-t THREADS] [-s SIG_MS] MS
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +22,7 @@
 #define MAX_THREADS	64
 
 static long spin_ms;
+static long signal_ms = -1;
 
 static long long now_ns(void)
 {
@@ -29,12 +34,18 @@ static long long now_ns(void)
 
 static void *spin(void *arg)
 {
-	long long end = now_ns() + spin_ms * 1000000LL;
+	long long start = now_ns(), end = start + spin_ms * 1000000LL;
+	long long sig = arg && signal_ms >= 0 ? start + signal_ms * 1000000LL : -1;
 	volatile unsigned long n = 0;
+	long long now;
 
-	(void)arg;
-	while (now_ns() < end)
+	while ((now = now_ns()) < end) {
+		if (sig >= 0 && now >= sig) {
+			kill(getppid(), SIGUSR2);
+			sig = -1;
+		}
 		n++;
+	}
 	return NULL;
 }
 
@@ -44,7 +55,13 @@ int main(int argc, char **argv)
 	int threads = 1, c, i, err;
 	char *end;
 
-	while ((c = getopt(argc, argv, "t:")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:")) != -1) {
+		if (c == 's') {
+			signal_ms = strtol(optarg, &end, 10);
+			if (*end || signal_ms < 0)
+				goto usage;
+			continue;
+		}
 		if (c != 't')
 			goto usage;
 		threads = strtol(optarg, &end, 10);
@@ -64,11 +81,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	spin(NULL);
+	spin(&signal_ms);
 	for (i = 1; i < threads; i++)
 		pthread_join(th[i], NULL);
 	return 0;
 usage:
-	fprintf(stderr, "usage: perf-spin [-t THREADS(1..%d)] MS\n", MAX_THREADS);
+	fprintf(stderr, "usage: perf-spin [-t THREADS(1..%d)] [-s SIG_MS] MS\n", MAX_THREADS);
 	return 2;
 }

@@ -94,7 +94,9 @@ def p_tnt():
 class Stream:
     """The AUX stream at absolute offsets, and the packets put in it."""
 
-    def __init__(self, region=4096, psb_period=2048):
+    def __init__(self, region=4096, psb_period=2048, fill='tnt'):
+        self.fill = fill      # a data record after its PTW: 'tnt' or 'pad'
+        self.align = set()    # offsets of the PADs up to a region end
         self.buf = bytearray()
         self.pkts = []        # (offset, size, class)
         self.psbs = []        # offsets of PSB packets
@@ -119,6 +121,7 @@ class Stream:
 
     def pad(self, n):
         for _ in range(n):
+            self.align.add(len(self.buf))
             self.put(p_pad())
 
     def group(self, pkts):
@@ -153,7 +156,8 @@ class Stream:
         for _ in range(n):
             if self.since_psb >= self.psb_period:
                 self.psb_plus()
-            self.group([p_ptw64(self.seq)] + [p_tnt()] * 6)
+            fill = p_tnt() if self.fill == 'tnt' else p_pad()
+            self.group([p_ptw64(self.seq)] + [fill] * 6)
             self.seq += 1
 
     def drop(self, n, count=None, ovf=True):
@@ -488,20 +492,24 @@ def normal_cases(top, out):
 
 def flush_cases(top, out):
     """aux-record --flush-at-exit: a FLUSH line with ptsim's counter (the
-    non-PAD bytes queued before the ioctl) and aux_head around it."""
+    bytes queued before the ioctl: all but the alignment PADs) and
+    aux_head around it."""
     def nonpad(s, upto):
         return sum(size for off, size, cls in s.pkts
-                   if cls != 'pad' and off < upto)
+                   if off not in s.align and off < upto)
 
     # held: records the flush still has to write out, as the counter sees
-    # them; missing: counted bytes that never reach the buffer.
-    for name, held, missing, err, flags, verdict, stranded in (
-            ('flush-ok', 40, 0, 0, 0, 'ok', '0'),
-            ('flush-nothing-held', 0, 0, 0, 0, 'ok', '0'),
-            ('flush-stranded', 40, 160, 0, 0, 'fail', '160'),
-            ('flush-failed', 0, 160, 25, 0, 'ok', '160'),
-            ('flush-truncated', 40, 160, 0, F_TRUNCATED, 'ok', 'n/a')):
-        s = Stream()
+    # them; missing: counted bytes that never reach the buffer; fill: what
+    # follows a data record's PTW (ptsim's PADs, or TNTs with its tnt bit).
+    for name, held, missing, err, flags, verdict, stranded, fill in (
+            ('flush-ok', 40, 0, 0, 0, 'ok', '0', 'tnt'),
+            ('flush-pad-fill', 40, 0, 0, 0, 'ok', '0', 'pad'),
+            ('flush-nothing-held', 0, 0, 0, 0, 'ok', '0', 'tnt'),
+            ('flush-stranded', 40, 160, 0, 0, 'fail', '160', 'tnt'),
+            ('flush-stranded-pad-fill', 40, 160, 0, 0, 'fail', '160', 'pad'),
+            ('flush-failed', 0, 160, 25, 0, 'ok', '160', 'tnt'),
+            ('flush-truncated', 40, 160, 0, F_TRUNCATED, 'ok', 'n/a', 'tnt')):
+        s = Stream(fill=fill)
         rec = Recording(name)
         rec.itrace_start()
         s.enable()

@@ -26,10 +26,11 @@
  * and aux_head before and after the ioctl.  Everything counted must then be
  * in the AUX area below the new head: the summary reports fifo_flushed (how
  * far the flush moved aux_head) and fifo_stranded, the counted bytes that
- * are missing from the non-PAD bytes below it.  fifo_stranded is "n/a"
- * where it cannot be known: in snapshot mode, when the copies do not cover
- * the AUX area from 0 up to the head, or when a TRUNCATED, PARTIAL or
- * COLLISION record says data was lost on the way.
+ * are missing from the bytes below it that are not alignment PAD (the
+ * PADs that fill a data record after its PTW are trace).  fifo_stranded
+ * is "n/a" where it cannot be known: in snapshot mode, when the copies do
+ * not cover the AUX area from 0 up to the head, or when a TRUNCATED,
+ * PARTIAL or COLLISION record says data was lost on the way.
  *
  * A DIR is ok if it parsed, had no decode error, no unexplained gap, and
  * no stranded byte after a flush that succeeded.  The exit status is 0 if
@@ -532,8 +533,8 @@ static __u64 below(const struct trace *t, __u64 off, __u64 len)
 
 /*
  * fifo_stranded: bytes the counter says were queued before the flush that
- * are not among the non-PAD bytes below its head.  False if that cannot
- * be known (see the top of the file).
+ * are not among the bytes below its head, alignment PADs left out.  False
+ * if that cannot be known (see the top of the file).
  */
 static bool stranded(const struct trace *t, const struct result *r,
 		     __u64 *out)
@@ -560,6 +561,7 @@ static int decode_segment(const struct trace *t, const struct segment *sg,
 	struct pt_packet pkt;
 	struct pt_config cfg;
 	uint64_t off, sync = 0;	/* libipt's type */
+	uint64_t fill_end = 0;	/* end of the last data record's PTW fill */
 	int err;
 
 	pt_config_init(&cfg);
@@ -612,8 +614,15 @@ static int decode_segment(const struct trace *t, const struct segment *sg,
 		}
 		r->packets++;
 		r->count[classify(pkt.type)]++;
-		if (pkt.type == ppt_pad)
+		/*
+		 * A data record's PADs after its PTW are part of the record,
+		 * which ptsim's counter counts: only the others (alignment)
+		 * are not trace.
+		 */
+		if (pkt.type == ppt_pad && off >= fill_end)
 			r->pad_below_flush += below(t, sg->aux_off + off, 1);
+		if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 1)
+			fill_end = off + RECORD_BYTES;
 		if (pkt.type == ppt_ovf) {
 			s->ovf = true;
 		} else if (pkt.type == ppt_ptw && pkt.payload.ptw.plc == 1) {

@@ -122,19 +122,17 @@ static unsigned int rec_data(const struct ptsim_event *ev, u8 *p, u64 seq)
 	unsigned int n = pt_ptw64(p, seq);
 
 	/*
-	 * Fill the record with short TNT packets, one "taken" bit each,
-	 * when branches are traced, and with PADs when they are not.
+	 * Fill the record with PADs, or in the synthetic mode (tnt) with
+	 * short TNT packets, one "taken" bit each, which match no code.
 	 */
-	memset(p + n, ev->branch ? 0x06 : 0x00, PTSIM_DATA_SIZE - n);
+	memset(p + n, ev->tnt ? 0x06 : 0x00, PTSIM_DATA_SIZE - n);
 	return PTSIM_DATA_SIZE;
 }
 
 static unsigned int rec_disable(u8 *p, u64 ip)
 {
-	unsigned int n = 0;
+	unsigned int n = pt_ip(p, PT_FUP, ip);
 
-	if (ip)
-		n = pt_ip(p, PT_FUP, ip);
 	return n + pt_ip(p + n, PT_TIP_PGD, 0);
 }
 
@@ -605,27 +603,73 @@ bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 
 /* ---- the producer ---- */
 
+/**
+ * DOC: Control flow
+ *
+ * The one thing ptsim knows of the traced program's control flow is the
+ * user IP at which each tick finds the task.  So its trace is on for an
+ * instant at each tick, at that IP: TIP.PGE there, the tick's packets,
+ * then FUP + TIP.PGD at the same IP when the next tick or the disable
+ * comes, as for an interrupt.  Every FUP (in a PSB+, an overflow or a
+ * mark record) carries the IP the trace is at.  This is what Intel PT
+ * writes for a task that runs no instruction while it is traced, so a
+ * decoder that walks the program's code along the trace (perf's) never
+ * has code to walk between two IPs, and finds nothing the code
+ * contradicts.  A tick that finds no user IP (an idle CPU, a kernel
+ * thread) leaves the trace at the last one; until there is one, the
+ * trace stays off.
+ *
+ * Branch packets that match no code (TNTs) are written only in the
+ * synthetic mode (the tnt bit), for decoders' packet layers.
+ */
+
+/* Enable the trace at @ip, or where it last was if @ip is 0. */
+static void trace_enable(struct ptsim_event *ev, u64 ip)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+
+	if (ip)
+		ev->at = ip;
+	if (ev->at)
+		ptsim_put_control(ev, rec, pt_ip(rec, PT_TIP_PGE, ev->at));
+}
+
+/* Disable the trace where it is. */
+static void trace_disable(struct ptsim_event *ev)
+{
+	u8 rec[PTSIM_MAX_RECORD];
+
+	if (ev->at)
+		ptsim_put_control(ev, rec, rec_disable(rec, ev->at));
+}
+
+/* A tick is an interrupt: the trace goes off where it was, on at @ip. */
+static void trace_move(struct ptsim_event *ev, u64 ip)
+{
+	trace_disable(ev);
+	trace_enable(ev, ip);
+}
+
 void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
 {
 	u8 rec[PTSIM_MAX_RECORD];
 
 	ptsim_put_control(ev, rec, rec_psb_plus(ev, rec, 0));
-	ptsim_put_control(ev, rec, pt_ip(rec, PT_TIP_PGE, ip));
 	ev->since_psb = 0;
+	trace_enable(ev, ip);
 	c->tracing = true;
 }
 
-void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev)
 {
-	u8 rec[PTSIM_MAX_RECORD];
-
-	ptsim_put_control(ev, rec, rec_disable(rec, ip));
+	trace_disable(ev);
 	c->tracing = false;
 }
 
-/* One tick of packet production into the FIFO. */
-static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip)
+/* One tick of packet production into the FIFO, at the trace's IP. */
+static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev)
 {
+	u64 ip = ev->at;
 	u8 rec[PTSIM_MAX_RECORD];
 	unsigned int i, len;
 
@@ -719,13 +763,15 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 
 	paused = READ_ONCE(event->hw.aux_paused);
 	if (paused && c->tracing)
-		ptsim_trace_off(c, ev, ip);
+		ptsim_trace_off(c, ev);
 	else if (!paused && !c->tracing)
 		ptsim_trace_on(c, ev, ip);
+	else if (c->tracing)
+		trace_move(ev, ip);
 	if (c->tracing)
-		ptsim_produce(c, ev, ip);
+		ptsim_produce(c, ev);
 	if (mark && mark->ticked)
-		mark->ticked(c, ev, ip);
+		mark->ticked(c, ev, ev->at);
 	running = ptsim_drain(c, ev, ev->drain);
 out:
 	c->in_tick = false;

@@ -37,6 +37,7 @@
 #define pr_fmt(fmt) "ptsim: " fmt
 
 #include <linux/math64.h>
+#include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 
@@ -73,7 +74,13 @@ static void ptsim_mark_ticked(struct ptsim_cpu *c, struct ptsim_event *ev,
 /*
  * The PMI handler's part: the counter overflowed.  If the core throttles
  * the event, it is stopped until the core starts it again.
+ *
+ * perf_event_overflow() is not exported (6.12): built as a module,
+ * ptsim_mark has no PMI, and refuses a sampling event without aux_output
+ * (ptsim_mark_event_init()).  Counting, and samples into the trace, need
+ * no perf_event_overflow().
  */
+#ifndef MODULE
 static void ptsim_mark_overflow(struct ptsim_cpu *c, struct pt_regs *regs)
 {
 	struct perf_event *mark = c->mark;
@@ -86,9 +93,13 @@ static void ptsim_mark_overflow(struct ptsim_cpu *c, struct pt_regs *regs)
 		mark->hw.state = PERF_HES_STOPPED;
 }
 
+#endif /* !MODULE */
+
 static const struct ptsim_hooks ptsim_mark_hooks = {
 	.ticked		= ptsim_mark_ticked,
+#ifndef MODULE
 	.overflow	= ptsim_mark_overflow,
+#endif
 };
 
 static int ptsim_mark_event_init(struct perf_event *event)
@@ -100,6 +111,11 @@ static int ptsim_mark_event_init(struct perf_event *event)
 	/* A fixed period: the engine's ticks are not a clock to adjust to. */
 	if (is_sampling_event(event) && event->attr.freq)
 		return -EINVAL;
+#ifdef MODULE
+	/* No PMI in a module: see ptsim_mark_overflow(). */
+	if (is_sampling_event(event) && !event->attr.aux_output)
+		return -EOPNOTSUPP;
+#endif
 	return 0;
 }
 
@@ -158,6 +174,7 @@ static int ptsim_mark_aux_output_match(struct perf_event *event)
 }
 
 static struct pmu ptsim_mark_pmu = {
+	.module			= THIS_MODULE,
 	.task_ctx_nr		= perf_hw_context,
 	.capabilities		= PERF_PMU_CAP_AUX_OUTPUT,
 	.event_init		= ptsim_mark_event_init,
@@ -172,4 +189,9 @@ static struct pmu ptsim_mark_pmu = {
 int __init ptsim_mark_register(void)
 {
 	return perf_pmu_register(&ptsim_mark_pmu, "ptsim_mark", -1);
+}
+
+void ptsim_mark_unregister(void)
+{
+	perf_pmu_unregister(&ptsim_mark_pmu);
 }

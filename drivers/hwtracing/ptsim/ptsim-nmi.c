@@ -162,3 +162,12 @@ void __init ptsim_nmi_init(struct dentry *dir)
 	ptsim_nmi_registered = true;
 	debugfs_create_file("nmi", 0400, dir, NULL, &ptsim_nmi_fops);
 }
+
+/* At unload, with no ptsim event left: no NMI of ours is in flight. */
+void ptsim_nmi_exit(void)
+{
+	if (!ptsim_nmi_registered)
+		return;
+	unregister_nmi_handler(NMI_LOCAL, "ptsim");
+	ptsim_nmi_registered = false;
+}

@@ -15,6 +15,7 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
@@ -38,12 +39,34 @@ static unsigned int ptsim_setup_runs[PTSIM_RUN_ORDERS];
 static struct pmu ptsim_pmu;
 
 /**
+ * ptsim_itrace_started() - tell perf that the event's trace has started
+ * @event: the event
+ *
+ * perf logs PERF_RECORD_ITRACE_START when an ITRACE PMU's event is
+ * scheduled in, until the event says its trace has started, as intel_pt
+ * and bts do with perf_event_itrace_started().  That function is not
+ * exported, so built as a module ptsim does what it does: it sets
+ * PERF_ATTACH_ITRACE in the event's attach_state, from pmu::start with
+ * interrupts disabled, as the built-in drivers do.  The record is the
+ * same either way; the module merely depends on the function's body
+ * (one flag, since v4.3) instead of its name.
+ */
+static void ptsim_itrace_started(struct perf_event *event)
+{
+#ifdef MODULE
+	event->attach_state |= PERF_ATTACH_ITRACE;
+#else
+	perf_event_itrace_started(event);
+#endif
+}
+
+/**
  * ptsim_start() - pmu::start: begin the AUX transaction, start the engine
  * @event: the event
  * @flags: PERF_EF_RESUME for a resume, which only the next tick acts on
  *
  * Opens the transaction that stays open while the event runs, reports the
- * trace as started with perf_event_itrace_started(), writes the enable
+ * trace as started (ptsim_itrace_started()), writes the enable
  * packets unless the event is paused, and arms the tick.  With no AUX
  * buffer to write to (none mapped, or full) the event stays stopped.
  *
@@ -71,7 +94,7 @@ static void ptsim_start(struct perf_event *event, int flags)
 	 * perf logs PERF_RECORD_ITRACE_START at sched-in until the (parent)
 	 * event says its trace has started, as intel_pt and bts do here.
 	 */
-	perf_event_itrace_started(event);
+	ptsim_itrace_started(event);
 	event->hw.state = 0;
 	c->tracing = false;
 	/* The benchmark mode writes no packets of its own. */
@@ -126,14 +149,15 @@ static void ptsim_stop(struct perf_event *event, int flags)
 	 * makes room for the disable packets.
 	 */
 	if (c->buf && ptsim_drain(c, ev, ULONG_MAX)) {
-		u64 ip = ptsim_user_ip();
 		u8 rec[PTSIM_MAX_RECORD];
 
 		/* Records dropped since the last OVF: report them now. */
 		if (ev->ovf_pending)
-			ptsim_put_control(ev, rec, ptsim_rec_overflow(rec, ev->lost, ip));
+			ptsim_put_control(ev, rec,
+					  ptsim_rec_overflow(rec, ev->lost,
+							     c->tracing ? ev->at : 0));
 		if (c->tracing)
-			ptsim_trace_off(c, ev, ip);
+			ptsim_trace_off(c, ev);
 		if (ptsim_drain(c, ev, ULONG_MAX))
 			ptsim_commit(c);
 	}
@@ -142,6 +166,12 @@ static void ptsim_stop(struct perf_event *event, int flags)
 	c->tracing = false;
 }
 
+/*
+ * pmu::flush came with PERF_EVENT_IOC_FLUSH: without them (a distribution
+ * kernel, ptsim built out of tree) the ioctl fails with ENOTTY and ptsim
+ * has no flush callback; nothing else changes.
+ */
+#ifdef PERF_EVENT_IOC_FLUSH
 /**
  * ptsim_flush() - pmu::flush: drain the FIFO into the AUX area now
  * @event: the event, active on this CPU
@@ -185,6 +215,7 @@ static int ptsim_flush(struct perf_event *event)
 		ptsim_halt(c, event);
 	return 0;
 }
+#endif /* PERF_EVENT_IOC_FLUSH */
 
 /**
  * ptsim_add() - pmu::add: claim the trace engine of this CPU for @event
@@ -366,6 +397,14 @@ static void ptsim_free_aux(void *buf)
 	kvfree(buf);
 }
 
+/*
+ * AUX sampling writes into the sample with perf_output_copy() and
+ * perf_output_copy_aux(), which 6.12 does not export: built as a module,
+ * ptsim has no pmu::snapshot_aux, and perf_event_open() of a group member
+ * with attr.aux_sample_size under a ptsim leader fails with EINVAL, as
+ * for any PMU without it.
+ */
+#ifndef MODULE
 /**
  * ptsim_sample_pad() - fill an AUX sample with PAD packets
  * @output: the handle of the sample record being written
@@ -452,6 +491,7 @@ static long ptsim_snapshot_aux(struct perf_event *event,
 	/* from == to (mod size) copies the whole buffer, oldest byte first. */
 	return perf_output_copy_aux(&c->handle, output, to - size, to);
 }
+#endif /* !MODULE */
 
 /*
  * ptsim events alive: initialised and not yet destroyed (debugfs
@@ -488,6 +528,9 @@ static int ptsim_event_init(struct perf_event *event)
 	loss = FIELD_GET(PTSIM_CFG1_LOSS, config1);
 	if (loss > PTSIM_LOSS_COLLISION)
 		return -EINVAL;
+	/* TNT packets are branch packets: no tnt without branch. */
+	if ((config1 & PTSIM_CFG1_TNT) && !(config & PTSIM_CFG_BRANCH))
+		return -EINVAL;
 
 	rate = FIELD_GET(PTSIM_CFG1_RATE, config1) ?: PTSIM_DEF_RATE;
 	period = FIELD_GET(PTSIM_CFG1_PERIOD, config1) ?: PTSIM_DEF_PERIOD_US;
@@ -521,7 +564,7 @@ static int ptsim_event_init(struct perf_event *event)
 	ev->drain = FIELD_GET(PTSIM_CFG1_DRAIN, config1) * SZ_1K ?: ULONG_MAX;
 	ev->psb_period = 2048UL << FIELD_GET(PTSIM_CFG_PSB, config);
 	ev->tsc = config & PTSIM_CFG_TSC;
-	ev->branch = config & PTSIM_CFG_BRANCH;
+	ev->tnt = FIELD_GET(PTSIM_CFG1_TNT, config1);
 	ev->region_shift = region;
 	ev->noflush = FIELD_GET(PTSIM_CFG1_NOFLUSH, config1);
 	ev->irq_pmi = FIELD_GET(PTSIM_CFG1_IRQ_PMI, config1);
@@ -555,6 +598,7 @@ PMU_FORMAT_ATTR(drain,		"config1:43-54");
 PMU_FORMAT_ATTR(region,		"config1:55-58");
 PMU_FORMAT_ATTR(noflush,	"config1:59");
 PMU_FORMAT_ATTR(irq_pmi,	"config1:60");
+PMU_FORMAT_ATTR(tnt,		"config1:61");
 PMU_FORMAT_ATTR(bench,		"config2:0-4");
 PMU_FORMAT_ATTR(bench_split,	"config2:5");
 
@@ -572,6 +616,7 @@ static struct attribute *ptsim_format_attrs[] = {
 	&format_attr_region.attr,
 	&format_attr_noflush.attr,
 	&format_attr_irq_pmi.attr,
+	&format_attr_tnt.attr,
 	&format_attr_bench.attr,
 	&format_attr_bench_split.attr,
 	NULL,
@@ -599,6 +644,21 @@ PTSIM_CAP(psb_periods, "0x%lx", (2UL << FIELD_MAX(PTSIM_CFG_PSB)) - 1);
 /* As intel_pt's: a table of output regions; no MTC packets. */
 PTSIM_CAP(topa_multiple_entries, "%u", 1);
 PTSIM_CAP(mtc, "%u", 0);
+/* What a module has not (see ptsim_snapshot_aux(), ptsim_mark_overflow()). */
+#ifdef MODULE
+#define PTSIM_BUILTIN	0
+#else
+#define PTSIM_BUILTIN	1
+#endif
+PTSIM_CAP(aux_sample, "%d", PTSIM_BUILTIN);
+PTSIM_CAP(mark_pmi, "%d", PTSIM_BUILTIN);
+/* What a kernel without pmu::flush has not (see ptsim_flush()). */
+#ifdef PERF_EVENT_IOC_FLUSH
+#define PTSIM_FLUSH	1
+#else
+#define PTSIM_FLUSH	0
+#endif
+PTSIM_CAP(flush, "%d", PTSIM_FLUSH);
 
 static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_record_size.attr,
@@ -609,6 +669,9 @@ static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_psb_periods.attr,
 	&dev_attr_topa_multiple_entries.attr,
 	&dev_attr_mtc.attr,
+	&dev_attr_aux_sample.attr,
+	&dev_attr_mark_pmi.attr,
+	&dev_attr_flush.attr,
 	NULL,
 };
 
@@ -627,6 +690,7 @@ static const struct attribute_group *ptsim_attr_groups[] = {
 static struct pmu ptsim_nosg_pmu, ptsim_large_pmu;
 
 static struct pmu ptsim_pmu = {
+	.module		= THIS_MODULE,
 	.task_ctx_nr	= perf_sw_context,
 	.capabilities	= PERF_PMU_CAP_ITRACE | PERF_PMU_CAP_AUX_PAUSE |
 			  PERF_PMU_CAP_EXCLUSIVE,
@@ -639,8 +703,12 @@ static struct pmu ptsim_pmu = {
 	.read		= ptsim_read,
 	.setup_aux	= ptsim_setup_aux,
 	.free_aux	= ptsim_free_aux,
+#ifndef MODULE
 	.snapshot_aux	= ptsim_snapshot_aux,
+#endif
+#ifdef PERF_EVENT_IOC_FLUSH
 	.flush		= ptsim_flush,
+#endif
 };
 
 /* Is @pmu one of the engine's registrations (ptsim, ptsim_nosg, ...)? */
@@ -663,10 +731,15 @@ static int ptsim_setup_aux_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(ptsim_setup_aux);
 
+static struct dentry *ptsim_debugfs_dir;
+static bool ptsim_nosg_registered, ptsim_large_registered;
+static bool ptsim_mark_registered;
+
 static void __init ptsim_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("ptsim", NULL);
 
+	ptsim_debugfs_dir = dir;
 	ptsim_bench_debugfs_init(dir);
 	debugfs_create_file("setup_aux", 0400, dir, NULL,
 			    &ptsim_setup_aux_fops);
@@ -706,18 +779,52 @@ static int __init ptsim_init(void)
 	ptsim_large_pmu.capabilities |= PERF_PMU_CAP_AUX_PREFER_LARGE;
 
 	ret = perf_pmu_register(&ptsim_pmu, "ptsim", -1);
-	if (ret)
+	if (ret) {
+		ptsim_nmi_exit();
+		debugfs_remove_recursive(ptsim_debugfs_dir);
 		return ret;
+	}
 	ret = perf_pmu_register(&ptsim_nosg_pmu, "ptsim_nosg", -1);
 	if (ret)
 		pr_warn("ptsim_nosg not registered (%d)\n", ret);
+	ptsim_nosg_registered = !ret;
 	ret = perf_pmu_register(&ptsim_large_pmu, "ptsim_large", -1);
 	if (ret)
 		pr_warn("ptsim_large not registered (%d)\n", ret);
+	ptsim_large_registered = !ret;
 	ret = ptsim_mark_register();
 	if (ret)
 		pr_warn("ptsim_mark not registered (%d)\n", ret);
+	ptsim_mark_registered = !ret;
 	return 0;
 }
 
-device_initcall(ptsim_init);
+/*
+ * Unloading: every PMU has ->module set, so each event holds a reference
+ * to the module from perf_event_open() until it is freed, and a mapped
+ * AUX area keeps its event alive.  So the module cannot go while an event
+ * is open or an area mapped (rmmod: EBUSY), and once it goes no event,
+ * engine tick or PMI of ours is left.
+ */
+static void __exit ptsim_exit(void)
+{
+	unsigned int cpu;
+
+	if (ptsim_mark_registered)
+		ptsim_mark_unregister();
+	if (ptsim_large_registered)
+		perf_pmu_unregister(&ptsim_large_pmu);
+	if (ptsim_nosg_registered)
+		perf_pmu_unregister(&ptsim_nosg_pmu);
+	perf_pmu_unregister(&ptsim_pmu);
+	ptsim_nmi_exit();
+	debugfs_remove_recursive(ptsim_debugfs_dir);
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&per_cpu_ptr(&ptsim_cpus, cpu)->timer);
+}
+
+module_init(ptsim_init);
+module_exit(ptsim_exit);
+
+MODULE_DESCRIPTION("ptsim: a simulated Intel PT PMU writing through the perf AUX area");
+MODULE_LICENSE("GPL");

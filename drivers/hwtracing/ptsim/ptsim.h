@@ -47,7 +47,8 @@
 #define PTSIM_CFG1_REGION	GENMASK_ULL(58, 55)
 #define PTSIM_CFG1_NOFLUSH	BIT_ULL(59)
 #define PTSIM_CFG1_IRQ_PMI	BIT_ULL(60)
-#define PTSIM_CFG1_MASK		GENMASK_ULL(60, 0)
+#define PTSIM_CFG1_TNT		BIT_ULL(61)
+#define PTSIM_CFG1_MASK		GENMASK_ULL(61, 0)
 
 /* attr.config2: the benchmark mode. */
 #define PTSIM_CFG2_BENCH	GENMASK_ULL(4, 0)
@@ -70,7 +71,7 @@
 #define PTSIM_MIN_BENCH_SHIFT	6
 #define PTSIM_MAX_BENCH_SHIFT	20
 
-/* A data record: PTW with the sequence number, then short TNTs. */
+/* A data record: PTW with the sequence number, then PADs or short TNTs. */
 #define PTSIM_DATA_SIZE		16
 /* Largest record we build (PSB+ with a FUP is 41 bytes). */
 #define PTSIM_MAX_RECORD	64
@@ -124,8 +125,8 @@ struct ptsim_buf {
  * @drain: bytes drained into the AUX buffer per tick, ULONG_MAX for all
  * @psb_period: bytes of produced trace between two PSB+ records
  * @tsc: PSB+ carries a TSC packet (config bit tsc)
- * @branch: data records are filled with TNT packets (config bit branch),
- * otherwise with PADs
+ * @tnt: data records are filled with TNT packets that match no code
+ * (config1 bit tnt, which needs config bit branch), otherwise with PADs
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
  * @irq_pmi: the PMI is handled in the engine's hard interrupt, not in NMI
@@ -144,6 +145,10 @@ struct ptsim_buf {
  * @lost: data bytes dropped and not yet reported by an OVF
  * @ovf_pending: an overflow is to be reported before the next record
  * @queued: bytes queued into the FIFO and not yet added to the event's count
+ * @at: the user IP the trace is at: the last one found, 0 until one is
+ * (see "Control flow" in ptsim-engine.c); like the FIFO, only touched on
+ * the CPU the event is active on, with interrupts disabled (pmu::start,
+ * pmu::stop and the tick), never from the NMI handler
  *
  * The configuration is decoded once, by ptsim_event_init().  Each record
  * in the FIFO is preceded by a one-byte length tag, the packet boundary a
@@ -156,7 +161,7 @@ struct ptsim_event {
 	unsigned long	drain;
 	unsigned long	psb_period;
 	bool		tsc;
-	bool		branch;
+	bool		tnt;
 	unsigned int	region_shift;
 	bool		noflush;
 	bool		irq_pmi;
@@ -173,6 +178,7 @@ struct ptsim_event {
 	u32		lost;
 	bool		ovf_pending;
 	u64		queued;
+	u64		at;
 };
 
 /*
@@ -276,7 +282,7 @@ extern const struct ptsim_hooks ptsim_irq_hooks;
 bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 		 unsigned long budget);
 void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
-void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
+void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev);
 void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event);
 enum hrtimer_restart ptsim_tick(struct hrtimer *timer);
 
@@ -289,11 +295,13 @@ void __init ptsim_bench_debugfs_init(struct dentry *dir);
 
 /* ptsim-mark.c */
 int __init ptsim_mark_register(void);
+void ptsim_mark_unregister(void);
 
 /* ptsim-nmi.c: the delivery in NMI, NULL where there is none */
 #ifdef CONFIG_X86_LOCAL_APIC
 const struct ptsim_hooks *ptsim_nmi_delivery(void);
 void __init ptsim_nmi_init(struct dentry *dir);
+void ptsim_nmi_exit(void);
 #else
 static inline const struct ptsim_hooks *ptsim_nmi_delivery(void)
 {
@@ -301,6 +309,7 @@ static inline const struct ptsim_hooks *ptsim_nmi_delivery(void)
 }
 
 static inline void ptsim_nmi_init(struct dentry *dir) { }
+static inline void ptsim_nmi_exit(void) { }
 #endif
 
 #endif /* _PTSIM_H */

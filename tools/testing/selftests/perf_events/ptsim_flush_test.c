@@ -253,7 +253,7 @@ FIXTURE_TEARDOWN(flush)
 /*
  * A per-CPU event on @cpu, flushed from CPU 0 five times while it runs.
  * The generic path stops and restarts the trace unit at every flush (one
- * TIP.PGD each); the callback drains the FIFO without either.
+ * enable each); the callback drains the FIFO without either.
  */
 static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 			    const char *tag, int cpu, const char *name)
@@ -262,9 +262,14 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	char trace[64];
 	struct sess s;
 	struct walk w;
-	int fd, i;
+	int fd, i, go;
+	pid_t pid;
 
 	ASSERT_EQ(0, pin_to(0));
+	/* A task on the CPU gives the trace a user IP to enable at. */
+	pid = spawn_burner(-1, cpu, &go);
+	ASSERT_GT(pid, 0);
+	release(go);
 	fd = open_hold(_metadata, noflush, -1, cpu, false);
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
@@ -278,9 +283,15 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 		flush_and_check(_metadata, &s, fd, 0, fd);
 	}
 	walk_trace(&s, &w, 0);
-	TH_LOG("%d flushes: pgd=%lu pge=%lu", rounds, w.pgd, w.pge);
-	/* One TIP.PGD per stop: per flush on the generic path, else none. */
-	EXPECT_EQ(noflush ? rounds : 0, w.pgd);
+	TH_LOG("%d flushes: enables=%lu pge=%lu pgd=%lu", rounds, w.enables,
+	       w.pge, w.pgd);
+	/*
+	 * One enable (PSB+, TIP.PGE) per start: the first, if the trace
+	 * had a user IP by then, and one per flush on the generic path.
+	 */
+	EXPECT_GE(w.enables, noflush ? rounds : 0);
+	EXPECT_LE(w.enables, noflush ? rounds + 1 : 1);
+	EXPECT_TRUE(stop_burner(pid));
 
 	stop_and_account(_metadata, &s, fd, &w);
 	snprintf(trace, sizeof(trace), "flush_%s_%s", name, tag);

@@ -50,7 +50,7 @@
  */
 #define PTSIM_PT		((__u64)1 << 0)
 #define PTSIM_TSC		((__u64)1 << 10)	/* TSC in PSB+ */
-#define PTSIM_BRANCH		((__u64)1 << 13)	/* TNTs, not PADs */
+#define PTSIM_BRANCH		((__u64)1 << 13)	/* needed by PTSIM_TNT */
 #define PTSIM_PSB(x)		((__u64)(x) << 24)
 /* perf's default for an Intel PT PMU: every test traces with it. */
 #define PTSIM_CONFIG		(PTSIM_PT | PTSIM_TSC | PTSIM_BRANCH)
@@ -67,6 +67,7 @@
 #define PTSIM_REGION(x)		((__u64)(x) << 55)
 #define PTSIM_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
 #define PTSIM_IRQ_PMI		((__u64)1 << 60)	/* PMI in the tick, no NMI */
+#define PTSIM_TNT		((__u64)1 << 61)	/* TNTs, not PADs */
 /* attr.config2: the benchmark mode */
 #define PTSIM2_BENCH(x)		((__u64)(x) << 0)
 #define PTSIM2_BENCH_SPLIT	((__u64)1 << 5)		/* ... timing end/begin */
@@ -93,6 +94,32 @@ static inline int ptsim_type(void)
 {
 	return pmu_type("ptsim");
 }
+
+/*
+ * ptsim's caps/@name (sysfs), -1 if it has none.  ptsim built as a module
+ * has no AUX sampling (caps/aux_sample 0) and no PMI for ptsim_mark
+ * (caps/mark_pmi 0): 6.12 exports neither perf_output_copy_aux() nor
+ * perf_event_overflow().
+ */
+static inline long ptsim_cap(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/ptsim/caps/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+#define PTSIM_NO_AUX_SAMPLE	"ptsim has no AUX sampling (a module: caps/aux_sample 0)"
+#define PTSIM_NO_MARK_PMI	"ptsim_mark has no PMI (a module: caps/mark_pmi 0)"
 
 /*
  * ptsim's PMIs handled in NMI so far, summed over the CPUs, from debugfs
@@ -518,6 +545,10 @@ struct walk {
 	unsigned long packets, pad, psb, psbend, ptw64, ptw32, ovf, pge, pgd;
 	unsigned long fup, tsc, errors, gaps, unexplained;
 	unsigned long straddles;	/* packets crossing a region end */
+	/* TIP.PGE right after a PSB+: an enable or a resume, not a tick */
+	unsigned long enables;
+	/* TNT bits; FUPs away from the trace's IP (its last TIP.PGE's) */
+	unsigned long tnt, fup_moved;
 	unsigned long user_ips, bad_ips;	/* IPs in FUP and TIP.PGE */
 	__u64 first_seq, last_seq;
 	bool have_seq;
@@ -607,8 +638,8 @@ static inline void walk_piece(struct sess *s, struct walk *w,
 			      const unsigned char *p, size_t len,
 			      __u64 aux_off, size_t region)
 {
-	__u64 last_pos = 0, ovf_lost = 0;
-	bool synced = false, ovf = false;
+	__u64 last_pos = 0, ovf_lost = 0, at = 0;
+	bool synced = false, ovf = false, after_psb = false;
 	size_t i = 0, n;
 
 	w->have_seq = false;
@@ -632,10 +663,29 @@ static inline void walk_piece(struct sess *s, struct walk *w,
 			i++;
 			continue;
 		}
+		/*
+		 * A data record's fill (six PADs, or TNTs with PTSIM_TNT) is
+		 * part of the record: w->pad counts the alignment only.
+		 */
+		if (n == 10 && p[i + 1] == 0x32 && i + PTSIM_REC <= len) {
+			size_t f;
+
+			for (f = i + n; f < i + PTSIM_REC; f++)
+				if (p[f] != 0x00 && p[f] != 0x06)
+					break;
+			if (f == i + PTSIM_REC) {
+				for (f = i + n; f < i + PTSIM_REC; f++)
+					w->tnt += p[f] == 0x06;
+				n = PTSIM_REC;
+			}
+		}
 		if (region && (aux_off + i) / region !=
 			      (aux_off + i + n - 1) / region)
 			w->straddles++;
 		w->packets++;
+		if ((p[i] & 0x1f) == 0x11 && after_psb)
+			w->enables++;
+		after_psb = p[i] == 0x02 && p[i + 1] == 0x23;
 		if (p[i] == 0x00) {
 			w->pad++;
 		} else if (p[i] == 0x02 && p[i + 1] == 0x82) {
@@ -694,6 +744,14 @@ static inline void walk_piece(struct sess *s, struct walk *w,
 				w->user_ips++;
 			else
 				w->bad_ips++;
+			/*
+			 * perf's decoder walks the code from the trace's IP
+			 * to a FUP's: ptsim's FUPs are all at the trace's IP.
+			 */
+			if ((p[i] & 0x1f) == 0x11 || !at)
+				at = ip;
+			else if (ip != at)
+				w->fup_moved++;
 		}
 		i += n;
 	}

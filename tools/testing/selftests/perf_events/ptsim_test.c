@@ -58,7 +58,7 @@ TEST(sysfs_format_and_caps)
 		{ "rate", "config1:10-25" }, { "period", "config1:26-37" },
 		{ "fifo", "config1:38-42" }, { "drain", "config1:43-54" },
 		{ "region", "config1:55-58" }, { "noflush", "config1:59" },
-		{ "irq_pmi", "config1:60" },
+		{ "irq_pmi", "config1:60" }, { "tnt", "config1:61" },
 		{ "bench", "config2:0-4" }, { "bench_split", "config2:5" },
 	};
 	char path[256], buf[64];
@@ -86,7 +86,7 @@ TEST(sysfs_format_and_caps)
 TEST(bad_config_is_einval)
 {
 	static const __u64 bad[] = {
-		1ULL << 61, 1ULL << 63,		/* reserved bits of config1 */
+		1ULL << 62, 1ULL << 63,		/* reserved bits of config1 */
 		PTSIM_RATE(4097),		/* above caps/max_rate */
 		PTSIM_PERIOD(9),		/* below caps/min_period_us */
 		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
@@ -134,12 +134,16 @@ TEST(bad_config_is_einval)
 	ptsim_attr(&attr, PTSIM1_LOSS(3));	/* no such loss flag */
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
 	EXPECT_EQ(EINVAL, errno);
+	ptsim_attr(&attr, PTSIM_TNT);		/* TNTs, but no branch */
+	attr.config &= ~PTSIM_BRANCH;
+	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
+	EXPECT_EQ(EINVAL, errno);
 
 	/* The largest valid values are accepted. */
 	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
 		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_REGION(10) |
-		   PTSIM_NOFLUSH | PTSIM_IRQ_PMI | PTSIM1_FMT(255) |
-		   PTSIM1_LOSS(2));
+		   PTSIM_NOFLUSH | PTSIM_IRQ_PMI | PTSIM_TNT |
+		   PTSIM1_FMT(255) | PTSIM1_LOSS(2));
 	attr.config |= PTSIM_PSB(15);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
@@ -192,6 +196,13 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	/* Sched-in, sched-out and PSB+ carry the child's user IPs. */
 	EXPECT_GT(w.user_ips, w.psb / 2);
 	EXPECT_EQ(0, w.bad_ips);
+	/*
+	 * Nothing a decoder that follows the code must walk: no TNT but
+	 * in the synthetic mode, no FUP away from the trace's IP (see
+	 * "Control flow" in ptsim.rst).
+	 */
+	EXPECT_EQ(0, w.fup_moved);
+	EXPECT_EQ(!!(config & PTSIM_TNT), w.tnt > 0);
 	EXPECT_GT(s.aux_records, 1);
 	/* The counter is the bytes the engine produced, all of it here. */
 	EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
@@ -220,6 +231,12 @@ TEST(stream)
 TEST(stream_irq_pmi)
 {
 	stream_run(_metadata, PTSIM_IRQ_PMI);
+}
+
+/* The same in the synthetic mode: data records full of TNTs. */
+TEST(stream_tnt)
+{
+	stream_run(_metadata, PTSIM_TNT);
 }
 
 /*
@@ -760,6 +777,14 @@ TEST(per_cpu)
 
 #define EVERY_CPU_MAX	64
 #define EVERY_CPU_BYTES	(256 * 1024)
+/*
+ * A quarter of ptsim's default rate: 16 records a tick, 2.5 MB/s.  The
+ * consumer sees a CPU's trace late (on the debug kernel up to 1.4 MB
+ * after the 256 KiB it waits for, at the default rate), and a CPU whose
+ * area fills before it is stopped is TRUNCATED: at this rate the 4 MiB
+ * hold four times the lag.
+ */
+#define EVERY_CPU_RATE	16
 
 /*
  * Every online CPU traced at once, as by perf record -a: a per-CPU event
@@ -828,14 +853,15 @@ TEST_F_TIMEOUT(cpus, every_cpu, 150)
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
-	ptsim_attr(&attr, 0);
+	ptsim_attr(&attr, PTSIM_RATE(EVERY_CPU_RATE));
 	attr.aux_watermark = 64 * 1024;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		pmi0[cpu] = ptsim_nmi_on(cpu, "pmi");
 		fd[cpu] = perf_open(&attr, -1, cpu, -1);
 		ASSERT_GE(fd[cpu], 0) TH_LOG("CPU %d: perf_event_open: %s",
 					     cpu, strerror(errno));
-		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], 0, 16, 1024, false));
+		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], attr.config1, 16, 1024,
+				      false));
 		pid[cpu] = spawn_burner(-1, cpu, &go[cpu]);
 		ASSERT_GT(pid[cpu], 0);
 	}
@@ -1066,6 +1092,8 @@ static void pause_resume_nmi_in(struct __test_metadata *_metadata,
 
 	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
 		SKIP(return, "no ptsim_mark PMU");
+	if (!ptsim_cap("mark_pmi"))
+		SKIP(return, PTSIM_NO_MARK_PMI);
 	snprintf(name[0], sizeof(name[0]), "pause%s_nmi_plain", sh);
 	snprintf(name[1], sizeof(name[1]), "pause%s_nmi_resumed", sh);
 	snprintf(name[2], sizeof(name[2]), "pause%s_nmi_paused", sh);
@@ -1198,6 +1226,8 @@ TEST_F_TIMEOUT(cpus, pause_resume_every_cpu, 150)
 {
 	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
 		SKIP(return, "no ptsim_mark PMU");
+	if (!ptsim_cap("mark_pmi"))
+		SKIP(return, PTSIM_NO_MARK_PMI);
 	pause_every_cpu(_metadata, true);
 	pause_every_cpu(_metadata, false);
 }

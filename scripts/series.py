@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The series in one place: the reader of patches/series.txt.
+
+patches/series.txt describes all of our work on the base, once: the
+cover letters, then one stanza per commit in series order, each with its
+subject, its message, the overlay files it adds (our own files, kept in
+this repository at their kernel paths), the semantic patch it applies if
+any, and its edits to upstream files as a unified diff.  A "rewrite:"
+line marks the AUX area rewrite: the commits after it are what the
+"upstream" kernel leaves out.  The file's own header documents the
+format.
+
+Everything that builds or exports the work reads it through this module:
+
+  scripts/assemble.sh     ours (every commit) and upstream (the commits
+                          before "rewrite:"), one commit per stanza
+  scripts/make-series.sh  the same commits, signed and exported with
+                          their cover letter (make series, make fixes)
+
+The command line ("series.py [--file F] [--top DIR] COMMAND"):
+
+  check                   parse and check the file and its claims on the
+                          overlay; one summary line
+  set-diff N FILE         replace the diff of commit N (1-based, the NNN of
+                          materialize) by the diff in FILE ("-": stdin),
+                          or add it; an empty FILE removes it.  Overlay
+                          files and the files of the commit's semantic
+                          patch are left out of it, so the diff of a
+                          whole commit C made in a work tree of
+                          build/linux will do: git -C build/linux diff
+                          C^ C | series.py set-diff 12 -
+  materialize DIR [--upstream]
+                          write the commits to apply into DIR, for the
+                          bash scripts: DIR/commits lists them (NNN TAB
+                          subject), and per commit NNN.msg (subject,
+                          blank line, body), NNN.files (its overlay
+                          files), NNN.diff (its edits, if any), NNN.cocci
+                          (its semantic patch's path, if any), NNN.fix
+                          (its fix: text, if it is a fix); the cover
+                          letters as cover.subject, cover.body,
+                          fixes-cover.subject and fixes-cover.body.
+                          --upstream: only the commits before "rewrite:".
+
+Errors name the file and line; the exit status is 1 on any error.
+"""
+
+import argparse
+import fnmatch
+import os
+import subprocess
+import sys
+
+WRAP = 72
+TRAILERS = ('Fixes: ', 'Link: ', 'Closes: ')
+HEADER_KEYS = ('files', 'cocci', 'fix')
+
+
+class SeriesError(Exception):
+    """A mistake in the series file or in what it claims."""
+
+
+class Commit:
+    """One stanza: a commit of the series."""
+
+    def __init__(self, subject, lineno):
+        self.subject = subject
+        self.lineno = lineno
+        self.patterns = []      # overlay file patterns (files:)
+        self.cocci = None       # semantic patch, relative to the file's dir
+        self.fix_lines = []     # fix: texts, in order
+        self.body_lines = []
+        self.diff_lines = []
+        self.rewrite = False    # after the "rewrite:" line
+        self.diff_lineno = None  # line of the diff's first line
+        self.last_lineno = lineno  # last header or body line with text
+
+    @property
+    def fix(self):
+        """The fix: lines joined as fmt(1) reads them: two blanks after a
+        sentence, one otherwise; '' if the commit is not a fix."""
+        text = ''
+        for part in self.fix_lines:
+            if text:
+                text += '  ' if text[-1] in '.?!' else ' '
+            text += part
+        return text
+
+    @property
+    def body(self):
+        """The message body, without leading and trailing blank lines."""
+        return '\n'.join(_trim(self.body_lines))
+
+    @property
+    def message(self):
+        """Subject, blank line, body: the commit message (unsigned)."""
+        body = self.body
+        return self.subject + '\n' + ('\n' + body + '\n' if body else '')
+
+    @property
+    def diff(self):
+        """The edits to upstream files, as a unified diff ('' if none)."""
+        lines = list(self.diff_lines)
+        # Empty and comment lines after the last hunk belong to what
+        # follows (a diff never ends in either; an empty context line
+        # is " ").
+        while lines and (lines[-1] == '' or lines[-1].startswith('#')):
+            lines.pop()
+        return ''.join(line + '\n' for line in lines)
+
+
+class Series:
+    """The parsed file: overlay directories, cover letters, commits."""
+
+    def __init__(self, path):
+        self.path = path
+        self.overlay_dirs = []
+        self.cover = None        # (subject, body) or None
+        self.fixes_cover = None
+        self.commits = []
+        self.rewrite_lineno = None
+
+    @property
+    def fixes(self):
+        return [c for c in self.commits if c.fix]
+
+    def ours(self):
+        return list(self.commits)
+
+    def upstream(self):
+        return [c for c in self.commits if not c.rewrite]
+
+
+def _trim(lines):
+    lines = list(lines)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def parse(text, path='series.txt'):
+    """Parse the text of a series file; raises SeriesError."""
+    s = Series(path)
+    state = 'top'
+    cover_lines = None
+    cur = None
+
+    def err(lineno, msg):
+        raise SeriesError(f'{path}:{lineno}: {msg}')
+
+    def end_cover():
+        nonlocal cover_lines
+        if cover_lines is not None:
+            kind, subject, lines = cover_lines
+            body = '\n'.join(_trim(lines))
+            if kind == 'cover':
+                s.cover = (subject, body)
+            else:
+                s.fixes_cover = (subject, body)
+            cover_lines = None
+
+    for lineno, line in enumerate(text.split('\n'), 1):
+        if state == 'diff':
+            if line.startswith('commit: ') or line == 'rewrite:' or line.startswith('rewrite: '):
+                state = 'top'       # handled below
+            else:
+                cur.diff_lines.append(line)
+                continue
+        if line.startswith('#'):
+            continue
+        if line.startswith('overlay: '):
+            if s.commits or cover_lines is not None or s.cover or s.fixes_cover:
+                err(lineno, 'overlay: must come first')
+            s.overlay_dirs += line[len('overlay: '):].split()
+            continue
+        if line.startswith('cover: ') or line.startswith('fixes-cover: '):
+            kind = line.split(':', 1)[0]
+            if s.commits:
+                err(lineno, f'{kind}: must come before the first commit:')
+            if (s.cover if kind == 'cover' else s.fixes_cover) is not None or \
+                    (cover_lines is not None and cover_lines[0] == kind):
+                err(lineno, f'a second {kind}: stanza')
+            end_cover()
+            cover_lines = (kind, line.split(': ', 1)[1], [])
+            state = 'cover'
+            continue
+        if line == 'rewrite:' or line.startswith('rewrite: '):
+            end_cover()
+            if s.rewrite_lineno is not None:
+                err(lineno, f'a second rewrite: line (the first is line {s.rewrite_lineno})')
+            s.rewrite_lineno = lineno
+            state = 'top'
+            continue
+        if line.startswith('commit: '):
+            end_cover()
+            subject = line[len('commit: '):]
+            if not subject.strip():
+                err(lineno, 'commit: needs a subject')
+            cur = Commit(subject, lineno)
+            cur.rewrite = s.rewrite_lineno is not None
+            s.commits.append(cur)
+            state = 'header'
+            continue
+        if state == 'top':
+            if line.strip():
+                err(lineno, 'text outside a cover:, fixes-cover: or commit: stanza')
+        elif state == 'cover':
+            cover_lines[2].append(line)
+        elif state == 'header':
+            key, sep, value = line.partition(': ')
+            if not line:
+                state = 'body'
+            elif sep and key == 'files':
+                cur.patterns += value.split()
+                cur.last_lineno = lineno
+            elif sep and key == 'cocci':
+                if cur.cocci is not None:
+                    err(lineno, 'a second cocci: line in one commit')
+                cur.cocci = value.strip()
+                cur.last_lineno = lineno
+            elif sep and key == 'fix':
+                if not value.strip():
+                    err(lineno, 'fix: needs a text (what it fixes, how it was found)')
+                cur.fix_lines.append(value)
+                cur.last_lineno = lineno
+            else:
+                err(lineno, 'expected files:, cocci:, fix: or a blank line')
+        elif state == 'body':
+            if line.startswith('diff --git '):
+                state = 'diff'
+                cur.diff_lineno = lineno
+                cur.diff_lines.append(line)
+            elif len(line) > WRAP and not line.startswith(TRAILERS):
+                err(lineno, f'body line longer than {WRAP} columns')
+            else:
+                cur.body_lines.append(line)
+                if line.strip():
+                    cur.last_lineno = lineno
+    end_cover()
+    if not s.commits:
+        raise SeriesError(f'{path} has no commit: entries')
+    if s.cover is None:
+        raise SeriesError(f'{path} has no cover: stanza')
+    if s.rewrite_lineno is not None and not any(c.rewrite for c in s.commits):
+        err(s.rewrite_lineno, 'rewrite: is not followed by any commit')
+    check_fixes_first(s)
+    return s
+
+
+def check_fixes_first(s):
+    """Fixes first: a fix after a feature commit would neither reach the
+    maintainers first in the main series nor be tested on the base
+    alone."""
+    plain = None
+    for c in s.commits:
+        if not c.fix:
+            plain = plain or c
+        elif plain:
+            raise SeriesError(
+                f'{s.path}: the fix: commit "{c.subject}" comes after "{plain.subject}", '
+                'which is not a fix; the fixes must come first (move it up, or delete '
+                'its fix: line and move it below the last fix)')
+
+
+def set_diff(text, number, diff, path='series.txt'):
+    """The text of a series file with the diff of its commit number
+    (1-based, as materialize numbers them) replaced by diff, or added
+    after the commit's message if it has none ('' removes it)."""
+    s = parse(text, path)
+    if not 1 <= number <= len(s.commits):
+        raise SeriesError(f'{path}: no commit {number} (1..{len(s.commits)})')
+    c = s.commits[number - 1]
+    new = diff.rstrip('\n').split('\n') if diff.strip() else []
+    if new and not new[0].startswith('diff --git '):
+        raise SeriesError('the diff must start with a "diff --git" line')
+    lines = text.split('\n')
+    if c.diff_lineno is not None:
+        old = c.diff.count('\n')
+        start = c.diff_lineno - 1
+        if not new:         # the blank line before it goes too
+            while start > 0 and not lines[start - 1].strip():
+                start -= 1
+        lines[start:c.diff_lineno - 1 + old] = new
+    elif new:
+        lines[c.last_lineno:c.last_lineno] = [''] + new
+    out = '\n'.join(lines)
+    parse(out, path)
+    return out
+
+
+def drop_files(diff, paths):
+    """diff without the sections of the files in paths (by their b/
+    name, or a/ for a deletion)."""
+    out, keep = [], True
+    for line in diff.splitlines(True):
+        if line.startswith('diff --git '):
+            a, _, b = line[len('diff --git '):].rstrip('\n').partition(' b/')
+            keep = b not in paths and a[2:] not in paths
+        if keep:
+            out.append(line)
+    return ''.join(out)
+
+
+def cocci_files(path):
+    """The files a semantic patch transforms: its "// Files:" line."""
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            if line.startswith('// Files:'):
+                return line[len('// Files:'):].split()
+    return []
+
+
+def load(path):
+    with open(path, encoding='utf-8') as f:
+        return parse(f.read(), path)
+
+
+# -- claims on the overlay ----------------------------------------------------
+
+def match(name, pattern):
+    """A pattern claims a path: a leading '?' (may match nothing) is
+    ignored; a trailing '/' is a directory prefix; anything else a glob
+    against the whole path, in which '*' also matches '/'."""
+    if pattern.startswith('?'):
+        pattern = pattern[1:]
+    if pattern.endswith('/'):
+        return name.startswith(pattern)
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def claim(s, files):
+    """Give each overlay file to the one commit whose patterns match it.
+    Returns {commit index: [files, in the order given]}; raises
+    SeriesError naming every file claimed by no commit or by several, and
+    every pattern (without '?') that matches nothing."""
+    owned = {i: [] for i in range(len(s.commits))}
+    errors = []
+    for f in files:
+        owners = [i for i, c in enumerate(s.commits)
+                  if any(match(f, p) for p in c.patterns)]
+        if len(owners) == 1:
+            owned[owners[0]].append(f)
+        elif not owners:
+            errors.append(f'file {f} is claimed by no commit in {os.path.basename(s.path)}')
+        else:
+            errors.append(f'file {f} is claimed by {len(owners)} commits: ' +
+                          ' '.join(f'"{s.commits[i].subject}"' for i in owners))
+    for c in s.commits:
+        for p in c.patterns:
+            if not p.startswith('?') and not any(match(f, p) for f in files):
+                errors.append(f'pattern "{p}" of "{c.subject}" matches nothing')
+    if errors:
+        raise SeriesError('\n'.join(errors) + f'\n{s.path} does not cover the overlay '
+                          'exactly once (above)')
+    return owned
+
+
+def overlay_files(top, dirs):
+    """Our files: tracked and untracked-but-not-ignored regular files
+    under the overlay directories of the repository at top, sorted."""
+    if not dirs:
+        return []
+    out = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard',
+                          '--', *dirs], cwd=top, check=True, capture_output=True,
+                         text=True).stdout
+    return sorted({f for f in out.splitlines() if os.path.isfile(os.path.join(top, f))})
+
+
+# -- materialize ---------------------------------------------------------------
+
+def materialize(s, owned, dest, upstream=False):
+    """Write the commits to apply (all, or those before rewrite: with
+    upstream) into dest, as the module's docstring describes.  A commit
+    with no content yet (its patterns all '?', matching nothing; no
+    cocci:, no diff) is left out, with a warning on stderr."""
+    os.makedirs(dest, exist_ok=True)
+    base = os.path.dirname(os.path.abspath(s.path))
+
+    def put(name, text):
+        with open(os.path.join(dest, name), 'w', encoding='utf-8') as f:
+            f.write(text)
+
+    for kind, cover in (('cover', s.cover), ('fixes-cover', s.fixes_cover)):
+        if cover:
+            put(kind + '.subject', cover[0] + '\n')
+            put(kind + '.body', cover[1] + '\n' if cover[1] else '')
+    listing = []
+    for i, c in enumerate(s.commits):
+        if upstream and c.rewrite:
+            continue
+        files = owned.get(i, [])
+        if not files and not c.cocci and not c.diff:
+            print(f'WARNING: "{c.subject}" has no content yet; left out', file=sys.stderr)
+            continue
+        n = f'{i + 1:03d}'
+        listing.append(f'{n}\t{c.subject}\n')
+        put(n + '.msg', c.message)
+        put(n + '.files', ''.join(f + '\n' for f in files))
+        if c.diff:
+            put(n + '.diff', c.diff)
+        if c.cocci:
+            path = os.path.join(base, c.cocci)
+            if not os.path.isfile(path):
+                raise SeriesError(f'{s.path}:{c.lineno}: cocci: {c.cocci} does not exist')
+            put(n + '.cocci', path + '\n')
+        if c.fix:
+            put(n + '.fix', c.fix + '\n')
+    put('commits', ''.join(listing))
+    return listing
+
+
+def main(argv=None):
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--file', default=os.environ.get('SERIES') or os.path.join(top, 'patches', 'series.txt'))
+    ap.add_argument('--top', default=os.environ.get('TOP') or top,
+                    help='the repository whose overlay files the commits claim')
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    sub.add_parser('check')
+    d = sub.add_parser('set-diff')
+    d.add_argument('number', type=int)
+    d.add_argument('diff')
+    m = sub.add_parser('materialize')
+    m.add_argument('dest')
+    m.add_argument('--upstream', action='store_true')
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == 'set-diff':
+            with open(a.file, encoding='utf-8') as f:
+                text = f.read()
+            if a.diff == '-':
+                diff = sys.stdin.read()
+            else:
+                with open(a.diff, encoding='utf-8') as f:
+                    diff = f.read()
+            # Without index lines, as the file keeps its diffs, and
+            # without what the commit's files and semantic patch make.
+            diff = ''.join(l for l in diff.splitlines(True) if not l.startswith('index '))
+            s = parse(text, a.file)
+            skip = set(overlay_files(a.top, s.overlay_dirs))
+            if 1 <= a.number <= len(s.commits) and s.commits[a.number - 1].cocci:
+                skip |= set(cocci_files(os.path.join(os.path.dirname(os.path.abspath(a.file)),
+                                                     s.commits[a.number - 1].cocci)))
+            diff = drop_files(diff, skip)
+            text = set_diff(text, a.number, diff, a.file)
+            with open(a.file, 'w', encoding='utf-8') as f:
+                f.write(text)
+            return 0
+        s = load(a.file)
+        files = overlay_files(a.top, s.overlay_dirs)
+        owned = claim(s, files)
+        if a.cmd == 'check':
+            print(f'series: {len(s.commits)} commits ({len(s.fixes)} fixes, '
+                  f'{sum(c.rewrite for c in s.commits)} in the rewrite) claim '
+                  f'{len(files)} overlay files')
+        else:
+            materialize(s, owned, a.dest, a.upstream)
+    except (SeriesError, OSError) as e:
+        print(f'ERROR: {e}', file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/perf-check.py's own parts, without perf: its reader of
+perf.data (AUXTRACE and AUX records per CPU, perf's padding between
+AUXTRACE records dropped), the check of case noaux on its record.log
+(data/perf-noaux*/) and a perf.data written here, and its TAP.  See
+common.py."""
+import contextlib
+import io
+import os
+import shutil
+import struct
+
+from .common import TOP, Case, data, load
+
+pc = load(os.path.join(TOP, 'scripts', 'perf-check.py'))
+
+CPU = 1 << 7                    # PERF_SAMPLE_CPU
+
+
+def perf_data(path, records):
+    """A perf.data of one event (sample_type CPU, its sample_id trailer on
+    the AUX records) holding RECORDS: ('auxtrace', cpu, aux offset, bytes)
+    or ('aux', cpu, aux offset, size, flags)."""
+    body = b''
+    for r in records:
+        if r[0] == 'auxtrace':
+            _, cpu, off, b = r
+            body += struct.pack('<IHHQQQIiII', pc.REC_AUXTRACE, 0, 48, len(b), off, 0, 0, -1,
+                                cpu, 0) + b
+        else:
+            _, cpu, off, size, flags = r
+            body += struct.pack('<IHHQQQII', pc.REC_AUX, 0, 40, off, size, flags, cpu, 0)
+    attr = struct.pack('<IIQQQ', 0, 128, 0, 0, CPU).ljust(128, b'\0')
+    head = b'PERFILE2' + struct.pack('<QQQQQQ', 104, 128, 104, len(attr),
+                                     104 + len(attr), len(body))
+    with open(path, 'wb') as f:
+        f.write(head.ljust(104, b'\0') + attr + body)
+
+
+class PerfData(Case):
+
+    def test_records_per_cpu(self):
+        """perf-check: perf.data's AUXTRACE data and AUX records, per CPU"""
+        p = os.path.join(self.scratch(), 'perf.data')
+        perf_data(p, [('auxtrace', 0, 0, b'abcdefgh'), ('aux', 0, 0, 8, 0),
+                      ('auxtrace', 2, 0, b'ABCDEFGH'), ('aux', 2, 0, 8, pc.AUX_TRUNCATED),
+                      ('auxtrace', 0, 8, b'ijklmnop'), ('aux', 0, 8, 8, pc.AUX_COLLISION)])
+        bufs, nauxtrace, trimmed = pc.read_perf_data(p)
+        self.assertEqual((nauxtrace, trimmed), (3, 0))
+        self.assertEqual({cpu: (bytes(b['bytes']), b['copies'], b['aux']) for cpu, b in bufs.items()},
+                         {0: (b'abcdefghijklmnop', [(0, 0, 8), (8, 8, 8)],
+                              [(0, 8, 0), (8, 8, pc.AUX_COLLISION)]),
+                          2: (b'ABCDEFGH', [(0, 0, 8)], [(0, 8, pc.AUX_TRUNCATED)])})
+
+    def test_padding(self):
+        """perf-check: perf's zero padding of an AUXTRACE record, overlapped by the next, is dropped"""
+        p = os.path.join(self.scratch(), 'perf.data')
+        # 5 bytes of trace padded to 8; the next record starts at 5.
+        perf_data(p, [('auxtrace', 0, 0, b'abcde\0\0\0'), ('auxtrace', 0, 5, b'fghijk\0\0')])
+        bufs, nauxtrace, trimmed = pc.read_perf_data(p)
+        self.assertEqual((nauxtrace, trimmed), (2, 3))
+        self.assertEqual((bytes(bufs[0]['bytes']), bufs[0]['copies']),
+                         (b'abcdefghijk\0\0', [(0, 0, 5), (5, 5, 8)]))
+
+    def test_not_perf_data(self):
+        """perf-check: a file that is not a perf.data is refused"""
+        p = os.path.join(self.scratch(), 'perf.data')
+        with open(p, 'wb') as f:
+            f.write(b'PERFILE1' + bytes(200))
+        with self.assertRaisesRegex(ValueError, 'not a perf.data file'):
+            pc.read_perf_data(p)
+
+
+class Noaux(Case):
+    """Case noaux: perf record with an AUX area size and no AUX event."""
+
+    def check(self, case, records):
+        d = self.scratch()
+        shutil.copy(data(case, 'record.log'), d)
+        perf_data(os.path.join(d, 'perf.data'), records)
+        tap = pc.Tap()
+        pc.check_noaux(tap, 'noaux', d)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            tap.print()
+        self.assertExpected(case, out.getvalue())
+        return tap
+
+    def test_pass(self):
+        """perf-check: noaux, a warning and a perf.data without AUX data, passes"""
+        self.assertEqual(self.check('perf-noaux', []).failed, 0)
+
+    def test_fail(self):
+        """perf-check: noaux, no warning and AUX data recorded, fails both checks, saying why"""
+        tap = self.check('perf-noaux-aux', [('auxtrace', 0, 0, b'abcdefgh'), ('aux', 0, 0, 8, 0)])
+        self.assertEqual(tap.failed, 2)
+
+
+class TopTask(Case):
+    """The report's top task but the idle one, each task's lines summed."""
+
+    def test_workload_over_two_lines(self):
+        """perf: the workload's two lines (binary, vDSO) outrank perf's one (debug kernel, CI)"""
+        top = [['34.06%', 'perf', 'perf'], ['27.26%', 'perf-spin', '[vdso]'],
+               ['27.11%', 'perf-spin', 'perf-spin'], ['5.29%', 'swapper', '[unknown]']]
+        self.assertEqual(pc.top_task(top, *pc.SPIN)[0], 'perf-spin')
+
+    def test_perf_on_top_fails(self):
+        """perf: perf itself above the workload's own code is not the workload"""
+        top = [['60.00%', 'swapper', '[unknown]'], ['20.00%', 'perf', 'perf'],
+               ['15.00%', 'perf-spin', 'perf-spin'], ['4.00%', 'perf-spin', 'libc.so']]
+        self.assertEqual(pc.top_task(top, *pc.SPIN)[0], 'perf')

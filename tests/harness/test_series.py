@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of scripts/series.py (see common.py for how to run them)."""
+
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'scripts'))
+import series  # noqa: E402
+
+DIFF = '''diff --git a/README b/README
+--- a/README
++++ b/README
+@@ -1,2 +1,2 @@
+-old
++new
+ 
+'''
+
+GOOD = '''# SPDX-License-Identifier: GPL-2.0
+overlay: kernel tools
+
+cover: the cover
+
+Cover body.
+@TESTS@
+
+fixes-cover: the fixes
+
+Fixes body.
+
+commit: fix one
+fix: First sentence.
+fix: second
+fix: part.
+
+Body of the fix.
+
+Fixes: 0123456789ab ("a subject long enough to go past the seventy-two columns")
+''' + DIFF + '''
+# a comment after the diff is not part of it
+
+commit: feature
+files: kernel/a.c tools/
+# a comment among the headers
+files: ?Documentation/later/
+
+Body of the feature.
+
+rewrite:
+
+commit: rewrite
+files: kernel/aux*
+cocci: x.cocci
+
+Body of the rewrite.
+''' + DIFF
+
+
+def parse(text):
+    return series.parse(text, 'test.txt')
+
+
+class Parse(unittest.TestCase):
+    def test_good(self):
+        s = parse(GOOD)
+        self.assertEqual(s.overlay_dirs, ['kernel', 'tools'])
+        self.assertEqual(s.cover, ('the cover', 'Cover body.\n@TESTS@'))
+        self.assertEqual(s.fixes_cover, ('the fixes', 'Fixes body.'))
+        self.assertEqual([c.subject for c in s.commits], ['fix one', 'feature', 'rewrite'])
+        self.assertEqual([c.subject for c in s.upstream()], ['fix one', 'feature'])
+        self.assertEqual([c.subject for c in s.fixes], ['fix one'])
+        fix, feat, rw = s.commits
+        # fmt(1)'s joining: two blanks after a sentence, one otherwise.
+        self.assertEqual(fix.fix, 'First sentence.  second part.')
+        self.assertEqual(fix.message, 'fix one\n\nBody of the fix.\n\nFixes: 0123456789ab '
+                         '("a subject long enough to go past the seventy-two columns")\n')
+        # The diff keeps its trailing context line " ", drops what follows.
+        self.assertEqual(fix.diff, DIFF)
+        self.assertEqual(feat.patterns, ['kernel/a.c', 'tools/', '?Documentation/later/'])
+        self.assertEqual(feat.diff, '')
+        self.assertFalse(feat.rewrite)
+        self.assertTrue(rw.rewrite)
+        self.assertEqual(rw.cocci, 'x.cocci')
+        self.assertEqual(rw.diff, DIFF)
+
+    def assertError(self, text, pattern):
+        with self.assertRaisesRegex(series.SeriesError, pattern):
+            parse(text)
+
+    def test_fixes_first(self):
+        text = ('cover: c\n\nb\n\ncommit: a\nfiles: a\n\nbody of a\n\n'
+                'commit: b\nfiles: b\nfix: fixes b\n\nbody of b\n')
+        self.assertError(text, 'the fix: commit "b" comes after "a", which is not a fix')
+        text = ('cover: c\n\nb\n\ncommit: b\nfiles: b\nfix: fixes b\n\nbody of b\n\n'
+                'commit: a\nfiles: a\n\nbody of a\n')
+        self.assertEqual([c.subject for c in parse(text).fixes], ['b'])
+
+    def test_errors(self):
+        head = 'cover: c\n\nbody\n\n'
+        self.assertError('stray\n' + head + 'commit: a\n', r'test.txt:1: text outside')
+        self.assertError(head + 'commit: a\nbogus: x\n', r'test.txt:6: expected files:')
+        self.assertError(head + 'commit: a\nfix: \n', r'fix: needs a text')
+        self.assertError(head + 'commit: a\n\n' + 'x' * 73 + '\n', r'test.txt:7: body line longer')
+        self.assertError(head + 'commit: a\n\ncover: d\n', r'cover: must come before')
+        self.assertError(head + 'rewrite:\ncommit: a\n\nrewrite:\ncommit: b\n', r'a second rewrite:')
+        self.assertError(head + 'commit: a\n\nrewrite:\n', r'not followed by any commit')
+        self.assertError(head, r'has no commit: entries')
+        self.assertError('commit: a\n', r'has no cover: stanza')
+        self.assertError(head + 'commit: a\ncocci: x\ncocci: y\n', r'a second cocci:')
+        self.assertError(head + 'commit: a\n\noverlay: x\n', r'overlay: must come first')
+
+    def test_trailers_may_be_long(self):
+        long = 'Link: https://example.org/' + 'x' * 80
+        s = parse('cover: c\n\nb\n\ncommit: a\n\n' + long + '\n')
+        self.assertEqual(s.commits[0].body, long)
+
+
+DIFF2 = DIFF.replace('+new', '+newer')
+
+
+class SetDiff(unittest.TestCase):
+    def test_same_diff_same_text(self):
+        for n in (1, 2, 3):
+            self.assertEqual(series.set_diff(GOOD, n, parse(GOOD).commits[n - 1].diff), GOOD)
+
+    def test_replace(self):
+        text = series.set_diff(GOOD, 1, DIFF2)
+        s = parse(text)
+        self.assertEqual(s.commits[0].diff, DIFF2)
+        self.assertEqual(s.commits[0].message, parse(GOOD).commits[0].message)
+        self.assertEqual([c.diff for c in s.commits[1:]], ['', DIFF])
+        self.assertIn('# a comment after the diff is not part of it', text)
+
+    def test_add_and_remove(self):
+        text = series.set_diff(GOOD, 2, DIFF2)
+        s = parse(text)
+        self.assertEqual(s.commits[1].diff, DIFF2)
+        self.assertEqual(s.commits[1].body, 'Body of the feature.')
+        self.assertTrue(s.commits[2].rewrite)
+        self.assertEqual(series.set_diff(text, 2, ''), GOOD)
+
+    def test_drop_files(self):
+        other = DIFF.replace('README', 'kernel/a.c')
+        self.assertEqual(series.drop_files(other + DIFF, {'kernel/a.c'}), DIFF)
+        gone = 'diff --git a/x b/x\ndeleted file mode 100644\n--- a/x\n+++ /dev/null\n'
+        self.assertEqual(series.drop_files(gone + DIFF, {'x'}), DIFF)
+
+    def test_errors(self):
+        with self.assertRaisesRegex(series.SeriesError, 'no commit 4'):
+            series.set_diff(GOOD, 4, DIFF)
+        with self.assertRaisesRegex(series.SeriesError, 'must start with a "diff --git" line'):
+            series.set_diff(GOOD, 1, '--- a/x\n+++ b/x\n')
+
+
+class Claims(unittest.TestCase):
+    def test_match(self):
+        self.assertTrue(series.match('tools/aux/x.c', 'tools/aux/'))
+        self.assertTrue(series.match('tools/aux/x.c', '?tools/aux/'))
+        self.assertFalse(series.match('tools/auxx/x.c', 'tools/aux/'))
+        self.assertTrue(series.match('kernel/events/aux.c', 'kernel/events/aux*'))
+        self.assertTrue(series.match('kernel/events/aux/sub.c', 'kernel/*.c'))  # * matches /
+        self.assertFalse(series.match('kernel/events/flush.c', 'kernel/events/aux*'))
+
+    def test_claim(self):
+        s = parse(GOOD)
+        files = ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c']
+        self.assertEqual(series.claim(s, files), {0: [], 1: ['kernel/a.c', 'tools/t/x.c'],
+                                                  2: ['kernel/aux.c']})
+
+    def test_claim_errors(self):
+        s = parse(GOOD)
+        with self.assertRaisesRegex(series.SeriesError, 'file kernel/b.c is claimed by no commit'):
+            series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'kernel/b.c'])
+        s.commits[0].patterns = ['kernel/a.c']
+        with self.assertRaisesRegex(series.SeriesError, 'file kernel/a.c is claimed by 2 commits'):
+            series.claim(s, ['kernel/a.c', 'kernel/aux.c'])
+        with self.assertRaisesRegex(series.SeriesError, 'pattern "tools/" of "feature" matches nothing'):
+            series.claim(parse(GOOD), ['kernel/a.c', 'kernel/aux.c'])
+
+
+class Materialize(unittest.TestCase):
+    def test_materialize(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'series.txt')
+            with open(path, 'w') as f:
+                f.write(GOOD)
+            open(os.path.join(d, 'x.cocci'), 'w').close()
+            s = series.load(path)
+            owned = series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c'])
+            out = os.path.join(d, 'ours')
+            series.materialize(s, owned, out)
+
+            def read(name):
+                with open(os.path.join(out, name)) as f:
+                    return f.read()
+            self.assertEqual(read('commits'), '001\tfix one\n002\tfeature\n003\trewrite\n')
+            self.assertEqual(read('001.fix'), 'First sentence.  second part.\n')
+            self.assertEqual(read('001.diff'), DIFF)
+            self.assertEqual(read('001.files'), '')
+            self.assertEqual(read('002.files'), 'kernel/a.c\ntools/t/x.c\n')
+            self.assertFalse(os.path.exists(os.path.join(out, '002.diff')))
+            self.assertEqual(read('003.cocci'), os.path.join(d, 'x.cocci') + '\n')
+            self.assertEqual(read('cover.subject'), 'the cover\n')
+            self.assertEqual(read('fixes-cover.body'), 'Fixes body.\n')
+            up = os.path.join(d, 'up')
+            series.materialize(s, owned, up, upstream=True)
+            with open(os.path.join(up, 'commits')) as f:
+                self.assertEqual(f.read(), '001\tfix one\n002\tfeature\n')
+
+    def test_empty_commit_left_out(self):
+        text = 'cover: c\n\nb\n\ncommit: later\nfiles: ?kernel/new/\n\nbody\n\ncommit: a\nfiles: kernel/a.c\n\nbody\n'
+        s = parse(text)
+        with tempfile.TemporaryDirectory() as d:
+            err = io.StringIO()
+            with redirect_stderr(err):
+                series.materialize(s, series.claim(s, ['kernel/a.c']), d)
+            self.assertIn('"later" has no content yet', err.getvalue())
+            with open(os.path.join(d, 'commits')) as f:
+                self.assertEqual(f.read(), '002\ta\n')
+
+
+class TheSeries(unittest.TestCase):
+    """patches/series.txt itself parses, and claims the overlay once."""
+
+    def test_repository(self):
+        r = subprocess.run([sys.executable, os.path.join(TOP, 'scripts', 'series.py'), 'check'],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r'^series: \d+ commits')
+
+
+if __name__ == '__main__':
+    unittest.main()
