@@ -46,26 +46,16 @@ KMAKE=(make -C "$TREE" O="$O" ARCH=arm64 CROSS_COMPILE=$X -j"$JOBS"
 export CCACHE_STATSLOG=$O/ccache-stats.log
 rm -f "$CCACHE_STATSLOG"
 
-n=0
-body=$(mktemp)
-trap 'rm -f "$body"' EXIT
-fails=0
+ktap_open "$TAP"
 result() {	# result OK? DESCRIPTION [DIAGNOSTIC-FILE]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2" >>"$body"
-	else
-		echo "not ok $n - $2" >>"$body"
-		[ -n "${3:-}" ] && [ -s "$3" ] && tail -n 30 "$3" | sed 's/^/# /' >>"$body"
-		fails=$((fails + 1))
-		warn "arm64: not ok $n - $2"
-	fi
+	ktap_result "$@"
+	[ "$1" = 0 ] || warn "arm64: not ok - $2"
 }
 finish() {
-	{ echo "TAP version 13"; echo "1..$n"; cat "$body"; } >"$TAP"
-	info "arm64: $((n - fails)) of $n ok in $((SECONDS - start))s; $(ccache_summary) (TAP: $TAP)"
-	[ $fails -eq 0 ]
-	exit
+	local rc=0
+	ktap_close || rc=1
+	info "arm64: $KTAP_CNT_PASS of $((KTAP_TESTNO - 1)) ok in $((SECONDS - start))s; $(ccache_summary) (TAP: $TAP)"
+	exit $rc
 }
 start=$SECONDS
 

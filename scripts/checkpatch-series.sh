@@ -37,11 +37,9 @@ if ! python3 -c 'import ply, git' 2>/dev/null; then
 	python3 -c 'import ply, git' || die "python3 cannot import ply and git after installing ${PKGS[*]}"
 fi
 
-echo "TAP version 13"
-echo "1..${#patches[@]}"
-k=0 fails=0 nerr=0 nwarn=0 nchk=0 njust=0
+ktap_open -
+nerr=0 nwarn=0 nchk=0 njust=0
 for p in "${patches[@]}"; do
-	k=$((k + 1))
 	# checkpatch exits non-zero on any finding; its output is the verdict.
 	# UNKNOWN_COMMIT_ID: the base is Debian's source tarball, with no
 	# upstream history, so checkpatch can resolve no commit id a Fixes:
@@ -76,14 +74,11 @@ for p in "${patches[@]}"; do
 		esac
 	done <<<"$out"
 	nerr=$((nerr + e)) nwarn=$((nwarn + w))
-	if [ $((e + w + u)) -eq 0 ]; then
-		echo "ok $k - ${p##*/}"
-	else
-		echo "not ok $k - ${p##*/}"
-		fails=$((fails + 1))
-	fi
-	for line in "${bad[@]}"; do printf '# %s\n' "${line#"$p":}"; done
+	ktap_result $((e + w + u)) "${p##*/}"
+	for line in "${bad[@]}"; do ktap_note "${line#"$p":}"; done
 done
-echo "checkpatch: ${#patches[@]} patches, $fails failing: $nerr errors, $nwarn warnings," \
+rc=0
+ktap_close || rc=1
+echo "checkpatch: ${#patches[@]} patches, $KTAP_CNT_FAIL failing: $nerr errors, $nwarn warnings," \
 	"$nchk checks ($njust justified)" >&2
-[ $fails -eq 0 ]
+exit $rc

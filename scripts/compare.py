@@ -48,6 +48,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402  (scripts/results.py: the one parser)
+from ktap import Ktap  # noqa: E402  (scripts/ktap.py: the one TAP writer)
 
 WORD = {'pass': 'ok', 'fail': 'not ok', 'skip': 'skip'}
 MAX_DIFF_LINES = 40
@@ -82,11 +83,6 @@ def files_under(top):
             p = os.path.join(d, n)
             out[os.path.relpath(p, top)] = p
     return out
-
-
-def clean(s):
-    """A TAP description cannot hold '#' (it starts a directive)."""
-    return s.replace('#', '%23')
 
 
 def status(outcomes):
@@ -190,15 +186,13 @@ def main():
         more = [f'... {len(d) - MAX_DIFF_LINES} more lines'] if len(d) > MAX_DIFF_LINES else []
         lines.append((False, f'{name}: differs ({ndiff} lines)', d[:MAX_DIFF_LINES] + more))
 
-    print('TAP version 13')
-    print(f'1..{len(lines)}')
+    t = Ktap()
     for x in excluded:
-        print(f'# not compared (tests the AUX rewrite itself): {x}')
-    for i, (ok, desc, diag) in enumerate(lines, 1):
-        print(f'{"ok" if ok else "not ok"} {i} - {clean(desc)}')
-        for d in diag:
-            print(f'# {d}')
-    return 0 if all(ok for ok, _, _ in lines) else 1
+        t.note(f'not compared (tests the AUX rewrite itself): {x}')
+    for ok, desc, diag in lines:
+        t.result(ok, desc, diag)
+    t.print()
+    return 1 if t.failed else 0
 
 
 if __name__ == '__main__':

@@ -12,30 +12,12 @@ Other objects are listed as TAP comments, not failed: they are not ours
 (a boot-time allocation kmemleak cannot follow, say).  No report at all
 is one failure: the scan did not happen or its output was lost.
 """
-import glob
 import os
 import re
-import subprocess
 import sys
 
-OURS = ('kernel/events', 'drivers/hwtracing/ptsim')
-
-
-def our_functions(objdir):
-    """Names of the functions built from the directories in OURS."""
-    objs = []
-    for d in OURS:
-        objs += [o for o in glob.glob(os.path.join(objdir, d, '*.o'))
-                 if not o.endswith('.mod.o')]
-    names = set()
-    if objs:
-        out = subprocess.run(['nm', '--defined-only'] + objs, check=True,
-                             capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in 'tTwW':
-                names.add(f[2])
-    return names
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ktap import OURS, Ktap, our_functions  # noqa: E402  (scripts/ktap.py)
 
 
 def objects(text):
@@ -56,32 +38,30 @@ def objects(text):
 
 def main():
     report, objdir = sys.argv[1], sys.argv[2]
-    print('TAP version 13')
+    t = Ktap()
     try:
         text = open(report).read()
     except OSError as e:
-        print('1..1')
-        print(f'not ok 1 kmemleak report # {e}')
+        t.result(False, 'kmemleak report', directive=str(e))
+        t.print()
         return
     ours = our_functions(objdir)
     if not ours:
-        print('1..1')
-        print(f'not ok 1 kmemleak report # no objects of {", ".join(OURS)} in {objdir}')
+        t.result(False, 'kmemleak report', directive=f'no objects of {", ".join(OURS)} in {objdir}')
+        t.print()
         return
     found = list(objects(text))
     bad = [(h, next(f for f in fr if f in ours), ls)
            for h, fr, ls in found if any(f in ours for f in fr)]
-    print(f'1..{1 + len(bad)}')
-    print(f'# kmemleak: {len(found)} unreferenced objects, {len(bad)} from '
-          f'{" or ".join(OURS)}')
-    print('ok 1 kmemleak report read')
-    for i, (h, fn, ls) in enumerate(bad, 2):
-        print(f'not ok {i} unreferenced object from {fn}: {h}')
-        for l in ls[1:]:
-            print(f'#   {l}')
+    t.note(f'kmemleak: {len(found)} unreferenced objects, {len(bad)} from '
+           f'{" or ".join(OURS)}')
+    t.result(True, 'kmemleak report read')
+    for h, fn, ls in bad:
+        t.result(False, f'unreferenced object from {fn}: {h}', ['  ' + l for l in ls[1:]])
     for h, fr, ls in found:
         if not any(f in ours for f in fr):
-            print(f'# not ours: {h} ({" < ".join(fr[:4])})')
+            t.note(f'not ours: {h} ({" < ".join(fr[:4])})')
+    t.print()
 
 
 if __name__ == '__main__':

@@ -27,16 +27,13 @@ set -uo pipefail
 tap=${1:?usage: kunit-check.sh TAPFILE}
 manifest=$(python3 "$TOP/tests/suites.py" manifest) || die "tests/suites.py manifest failed"
 VARIANTS=${VARIANTS:-qemu debug upstream}
-n=0
-lines=()
 done_cfg=()
+ktap_open "$tap"
 res() {	# res ok|not-ok DESCRIPTION [DETAIL...]
-	local st=$1 d=$2
+	local st=$1 d=$2 l
 	shift 2
-	n=$((n + 1))
-	lines+=("$([ "$st" = ok ] && echo ok || echo 'not ok') $n - $d")
-	local l
-	for l in "$@"; do lines+=("# $l"); done
+	ktap_result "$([ "$st" = ok ]; echo $?)" "$d"
+	for l in "$@"; do ktap_note "$l"; done
 }
 
 for rel in kernel/events drivers/hwtracing/ptsim; do
@@ -105,11 +102,6 @@ for rel in kernel/events drivers/hwtracing/ptsim; do
 	done
 done
 
-{
-	echo "TAP version 13"
-	echo "1..$n"
-	printf '%s\n' "${lines[@]}"
-} >"$tap"
-grep -q '^not ok' "$tap" && exit 1
-[ "$n" -gt 0 ] || exit 1
+ktap_close || exit 1
+[ "$KTAP_TESTNO" -gt 1 ] || exit 1
 exit 0

@@ -69,6 +69,54 @@ info() { printf '[%s]    %s\n' "$(elapsed)" "$*"; }
 warn() { printf '[%s] WARNING: %s\n' "$(elapsed)" "$*" >&2; }
 die() { printf '[%s] ERROR: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
 
+# A gate's TAP, written by the kernel's own KTAP helpers
+# (tools/testing/selftests/kselftest/ktap_helpers.sh of the base tree):
+#   ktap_open FILE|-              results kept aside: the plan comes first
+#   ktap_result RC DESCRIPTION [DIAGNOSTIC-FILE]   ok if RC is 0; a
+#                                 failure's file follows as comments
+#   ktap_note TEXT                a comment where it stands
+#   ktap_close                    header, plan, results, totals into FILE;
+#                                 returns 1 if any result failed
+#   ktap_test_skip DESCRIPTION >>"$KTAP_BODY"   the helpers' own, directly
+# A '#' in a description would start a directive: it is written %23.
+ktap_open() {
+	local h=$TREE/tools/testing/selftests/kselftest/ktap_helpers.sh
+	[ -f "$h" ] || die "no $h: the base tree is not assembled (make tree)"
+	# shellcheck source=/dev/null
+	. "$h"
+	KTAP_FILE=$1
+	KTAP_BODY=$(mktemp)
+}
+ktap_result() {
+	local f=$-
+	set -f	# the helpers echo the description unquoted
+	if [ "$1" = 0 ]; then
+		ktap_test_pass "${2//#/%23}"
+	else
+		ktap_test_fail "${2//#/%23}"
+		[ -z "${3:-}" ] || [ ! -s "$3" ] || tail -n 40 "$3" | sed 's/^/# /'
+	fi >>"$KTAP_BODY"
+	[[ $f == *f* ]] || set +f
+}
+ktap_note() { printf '# %s\n' "$*" >>"$KTAP_BODY"; }
+ktap_close() {
+	if [ "$KTAP_FILE" = - ]; then ktap_emit; else ktap_emit >"$KTAP_FILE"; fi
+	rm -f "$KTAP_BODY"
+	[ "$KTAP_CNT_FAIL" = 0 ]
+}
+# ktap_one FILE RC DESCRIPTION [DIAGNOSTIC-FILE]: a TAP file of one result.
+ktap_one() {
+	ktap_open "$1"
+	ktap_result "${@:2}"
+	ktap_close
+}
+ktap_emit() {
+	ktap_print_header
+	ktap_set_plan $((KTAP_TESTNO - 1))
+	cat "$KTAP_BODY"
+	ktap_print_totals
+}
+
 # Pinned base version and checksum live in one file.
 # shellcheck source=../scripts/base.env
 . "$TOP/scripts/base.env"

@@ -54,6 +54,9 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ktap import Ktap  # noqa: E402  (scripts/ktap.py: the one TAP writer)
+
 AUX_TRUNCATED, AUX_PARTIAL, AUX_COLLISION = 0x01, 0x04, 0x08
 REC_AUX, REC_AUXTRACE = 11, 71
 RAW_TYPE = 0x10000	# PERF_AUXTRACE_RAW
@@ -72,36 +75,11 @@ SPIN = ('perf-spin', ('perf-spin', '[vdso]'))
 AUXTRACE = re.compile(r'PERF_RECORD_AUXTRACE size: (?P<size>0x[0-9a-f]+|0) .*cpu: (?P<cpu>-?\d+)')
 
 
-class Tap:
-    def __init__(self):
-        self.lines = []
-        self.failed = 0
-
+class Tap(Ktap):
     def check(self, ok, name, detail=''):
-        """One result; on failure @detail says why, as TAP comments."""
-        ok = bool(ok)
-        self.lines.append(f'{"ok" if ok else "not ok"} - {name}')
-        if not ok:
-            self.failed += 1
-            for l in str(detail).splitlines()[-8:]:
-                self.lines.append(f'#   {l}')
-        return ok
-
-    def note(self, text):
-        self.lines.append(f'# {text}')
-
-    def print(self):
-        n = sum(1 for l in self.lines if not l.startswith('#'))
-        print('TAP version 13')
-        print(f'1..{n}')
-        num = 0
-        for l in self.lines:
-            if l.startswith('#'):
-                print(l)
-                continue
-            num += 1
-            ok, _, name = l.partition(' - ')
-            print(f'{ok} {num} - {name}')
+        """One result; on failure the last lines of @detail say why."""
+        return self.result(ok, name, () if ok else
+                           ['  ' + l for l in str(detail).splitlines()[-8:]])
 
 
 def read_perf_data(path, snapshot=False):

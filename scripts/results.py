@@ -53,11 +53,15 @@ Prints failures by name, one line per suite, and last the line
 """
 import argparse
 import fnmatch
-import glob
 import json
+import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# scripts/ktap.py: what is ours (a KCSAN report's accessing functions in
+# it make the report ours, see kcsan_report()).
+from ktap import OURS, our_functions  # noqa: E402
 
 TS = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 RESULT = re.compile(r'^(?P<ind>\s*)(?P<ok>ok|not ok) (?P<num>\d+)\s*-?\s*(?P<name>[^#]*?)'
@@ -88,9 +92,6 @@ KCSAN = re.compile(r'BUG: KCSAN: (?P<what>.*)$')
 KCSAN_FRAME = re.compile(r'^\s*(?:\[\s*[^]]*\]\s*)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+')
 KCSAN_END = re.compile(r'^={20,}')
 KCSAN_ACCESS = re.compile(r'^(?:read|write|read-write|race at unknown origin)\b.* on cpu \d+:')
-# Where a KCSAN report's accessing functions make it ours (see
-# kcsan_report()).
-KCSAN_OURS = ('kernel/events', 'drivers/hwtracing/ptsim')
 # Generic helpers that access memory for their caller (a copy into a perf
 # buffer): a report's access in one of them is its caller's.
 KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\w+|'
@@ -301,18 +302,6 @@ def parse_tests(lines, t, label):
     return done
 
 
-def our_functions(objdir):
-    """The functions the objects of KCSAN_OURS under OBJDIR define."""
-    objs = [o for d in KCSAN_OURS for o in glob.glob(f'{objdir}/{d}/**/*.o', recursive=True)
-            if not o.endswith('.mod.o')]
-    if not objs:
-        return None
-    out = subprocess.run(['nm', '--defined-only', *objs], capture_output=True,
-                         text=True, check=True).stdout
-    return {w[2] for w in (l.split() for l in out.splitlines())
-            if len(w) == 3 and w[1] in 'tTwW'}
-
-
 def kcsan_accessor(st):
     """The function that made the access a KCSAN stack starts with: its
     first frame, or for a generic copy helper the helper's caller."""
@@ -361,7 +350,7 @@ def kcsan_report(lines, i, t, label, ours):
     # One access only ("race at unknown origin"): judged by that one.
     mine = sorted({f for f in accessors if f in ours})
     if mine or not accessors or None in accessors:
-        t.add(f'{label}splat', 'fail', head + (f' (an access in {"/".join(KCSAN_OURS)}: '
+        t.add(f'{label}splat', 'fail', head + (f' (an access in {"/".join(OURS)}: '
                                                f'{", ".join(mine)})' if mine else ' (no stack to judge)'))
     else:
         t.kcsan_elsewhere.append(re.sub(r'^data-race in ', '', what).strip())

@@ -14,6 +14,7 @@
 #   -o: CMD's stdout and stderr are the TAP (otherwise CMD writes TAPFILE
 #   itself).  Exits with CMD's status.
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 
 out=0
 if [ "${1:-}" = -o ]; then
@@ -32,11 +33,12 @@ else
 	"$@" || rc=$?
 fi
 if [ $rc != 0 ] && ! grep -q '^not ok \|^Bail out!' "$tap" 2>/dev/null; then
-	old=$(cat "$tap" 2>/dev/null)
-	{
-		printf 'TAP version 13\n1..1\n'
-		printf 'not ok 1 - %s: exited with status %s without reporting a failure\n' "$name" "$rc"
-		[ -z "$old" ] || printf '%s\n' "$old" | sed 's/^/# /'
-	} >"$tap"
+	old=$(mktemp)
+	cat "$tap" >"$old" 2>/dev/null
+	ktap_open "$tap"
+	ktap_result 1 "$name: exited with status $rc without reporting a failure"
+	sed 's/^/# /' "$old" >>"$KTAP_BODY"
+	ktap_close
+	rm -f "$old"
 fi
 exit $rc

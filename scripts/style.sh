@@ -19,23 +19,12 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 O=$BUILD/obj/style
-n=0
-fails=0
+ktap_open -
 result() {	# result NAME OUTPUT-FILE: ok if the file is empty
-	n=$((n + 1))
-	if [ -s "$2" ]; then
-		echo "not ok $n - $1"
-		sed 's/^/# /' "$2" | head -n 40
-		fails=$((fails + 1))
-	else
-		echo "ok $n - $1"
-	fi
+	ktap_result "$([ -s "$2" ]; echo $((!$?)))" "$1" "$2"
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-echo "TAP version 13"
-echo "1..4"
 
 # Our files: what assemble.sh copies into the tree, plus the harness.
 mapfile -t ours < <(cd "$TOP" && git ls-files --cached --others --exclude-standard)
@@ -89,4 +78,4 @@ else
 fi
 result "sparse: no warnings on ${#objs[@]} kernel objects" "$tmp/sparse"
 result "W=1: no warnings on ${#objs[@]} kernel objects" "$tmp/w1"
-[ $fails -eq 0 ]
+ktap_close

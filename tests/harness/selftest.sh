@@ -30,17 +30,13 @@ D=$(realpath -m "${1:-$OUT/harness}")
 rm -rf "$D"
 mkdir -p "$D"
 TAP=$D/tap.txt
-n=0
-: >"$TAP.body"
-result() {	# result OK? DESCRIPTION ('#' would start a TAP directive: %23)
-	set -- "$1" "${2//#/%23}"
-	n=$((n + 1))
+ktap_open "$TAP"
+result() {	# result OK? DESCRIPTION
+	ktap_result "$@"
 	if [ "$1" = 0 ]; then
-		echo "ok $n $2" >>"$TAP.body"
-		info "harness self-test: ok $n $2"
+		info "harness self-test: ok $((KTAP_TESTNO - 1)) $2"
 	else
-		echo "not ok $n $2" >>"$TAP.body"
-		warn "harness self-test: not ok $n $2 (see $D)"
+		warn "harness self-test: not ok $((KTAP_TESTNO - 1)) $2 (see $D)"
 	fi
 }
 RESULTS=$TOP/scripts/results.py
@@ -52,8 +48,8 @@ rc=0
 AUXLAB_SELFTEST_STRICT=1 python3 "$TOP/tests/harness/tap.py" >"$D/unittest.txt" 2>"$D/unittest.log" || rc=$?
 while read -r st desc; do
 	case $st in
-	ok) result 0 "$desc" ;;
-	not) result 1 "${desc#ok }" ;;
+	ok) result 0 "${desc#* - }" ;;
+	not) result 1 "${desc#ok * - }" ;;
 	esac
 done <"$D/unittest.txt"
 # tap.py itself failing (a crash before any result) is a failure of its own.
@@ -102,9 +98,7 @@ fi
 result $ok "series: a fix: commit after a commit that is not a fix fails, named; fixes first pass"
 
 finish() {
-	{ echo "TAP version 13"; echo "1..$n"; cat "$TAP.body"; } >"$TAP"
-	rm -f "$TAP.body"
-	! grep -q '^not ok' "$TAP"
+	ktap_close
 	exit
 }
 # QUICK=1: the unit tests and the series checks alone (seconds, no boot,
@@ -256,9 +250,9 @@ rc=0
 rm -f "$TOP/$sprobe"
 "$TOP/scripts/assemble.sh" >>"$D/assemble-style.log" 2>&1
 ok=1
-[ $rc != 0 ] && grep -q '^not ok 1 - spdx' "$D/style-bad.tap" &&
+[ $rc != 0 ] && grep -q '^not ok 1 spdx' "$D/style-bad.tap" &&
 	grep -q 'harness-style-probe.h: no SPDX' "$D/style-bad.tap" &&
-	grep -q '^not ok 2 - kernel-doc' "$D/style-bad.tap" &&
+	grep -q '^not ok 2 kernel-doc' "$D/style-bad.tap" &&
 	grep -q 'probe_fn' "$D/style-bad.tap" && ok=0
 result $ok "style: a file without SPDX and a broken kernel-doc comment each fail their gate"
 

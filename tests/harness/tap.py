@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Run the harness's unit tests (tests/harness/test_*.py) for selftest.sh:
-one line per test on stdout, "ok DESCRIPTION" or "not ok DESCRIPTION"
-(its docstring and name), unittest's report (each failure's diff) on
-stderr.  Exits 1 if any test failed, erred or skipped.
+TAP on stdout (scripts/ktap.py), one result per test named by its
+docstring and name, unittest's report (each failure's diff) on stderr.
+Exits 1 if any test failed, erred or skipped.
 
 Usage: tap.py [unittest discover options, e.g. -k PATTERN]
 """
@@ -12,17 +12,18 @@ import sys
 import unittest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'scripts'))
+from ktap import Ktap  # noqa: E402
 
 
 class Result(unittest.TextTestResult):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
-        self.lines = []
+        self.tap = Ktap()
 
     def line(self, ok, test, why=''):
         name = test.id().removeprefix('tests.harness.')
-        self.lines.append(f'{"ok" if ok else "not ok"} '
-                          f'{test.shortDescription() or name} [{name}]{why}')
+        self.tap.result(ok, f'{test.shortDescription() or name} [{name}]{why}')
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -51,8 +52,7 @@ def main():
     suite = unittest.defaultTestLoader.discover(os.path.join(TOP, 'tests', 'harness'),
                                                 top_level_dir=TOP)
     r = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Result).run(suite)
-    for l in r.lines:
-        print(l)
+    r.tap.print()
     return 0 if r.wasSuccessful() and not r.skipped else 1
 
 

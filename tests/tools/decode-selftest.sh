@@ -25,28 +25,31 @@ else
 fi
 DEC=$W/aux-decode
 T=$W/traces
+KTREE=${TREE:-$TOP/build/linux}
 
-echo "TAP version 13"
-n=0
-nfail=0
+# TAP by the kernel's own helpers; ktap_finished at the end fails the run
+# unless every planned result was written and passed.
+# shellcheck source=/dev/null
+. "$KTREE/tools/testing/selftests/kselftest/ktap_helpers.sh" ||
+	{ echo "Bail out! no ktap_helpers.sh in $KTREE (make tree)"; exit 1; }
+ktap_print_header
 result() {	# result STATUS DESCRIPTION [DIAGNOSTIC...]
-	local st=$1 desc=$2
+	local st=$1 desc=$2 f=$-
 	shift 2
-	n=$((n + 1))
+	set -f	# the helpers echo the description unquoted
 	if [ "$st" = 0 ]; then
-		echo "ok $n - $desc"
+		ktap_test_pass "$desc"
 	else
-		nfail=$((nfail + 1))
-		echo "not ok $n - $desc"
+		ktap_test_fail "$desc"
 		for d in "$@"; do
 			printf '%s\n' "$d" | sed 's/^/# /'
 		done
 	fi
+	[[ $f == *f* ]] || set +f
 }
 
 bail() {
-	echo "Bail out! $*"
-	exit 1
+	ktap_exit_fail_msg "$*"
 }
 
 # The plan comes first: the build, one result per case mktrace.py
@@ -57,11 +60,11 @@ EXTRA=7
 ${MKTRACE:-python3 "$HERE/mktrace.py"} "$T" >"$W/mktrace.log" 2>&1 ||
 	bail "mktrace.py failed: $(tail -n 3 "$W/mktrace.log" | paste -sd' ')"
 [ -s "$T/expected.txt" ] || bail "mktrace.py wrote no cases ($T/expected.txt)"
-echo "1..$((1 + $(wc -l <"$T/expected.txt") + EXTRA))"
+ktap_set_plan $((1 + $(wc -l <"$T/expected.txt") + EXTRA))
 # With tools/aux's own Makefile, in the assembled tree (which has
 # tools/scripts/Makefile.include and tools/include).
 mkdir -p "$W/bin"
-make -s -C "${TREE:-$TOP/build/linux}/tools/aux" O="$W/bin" EXTRA_CFLAGS=-Werror \
+make -s -C "$KTREE/tools/aux" O="$W/bin" EXTRA_CFLAGS=-Werror \
 	>"$W/build.log" 2>&1 && mv "$W/bin/aux-decode" "$DEC" 2>>"$W/build.log" ||
 	bail "aux-decode does not build: $(head -5 "$W/build.log")"
 result 0 "aux-decode builds with -Wall -Wextra -Werror"
@@ -178,5 +181,4 @@ rc=$?
 [ "$rc" = 1 ] && grep -q 'does-not-exist/records.txt: No such file' "$W/stderr"
 result $? "missing DIR: clear error, exit 1" "exit status $rc" "$(cat "$W/stderr")"
 
-[ "$nfail" = 0 ] || echo "# $nfail of $n failed"
-[ "$nfail" = 0 ]
+ktap_finished
