@@ -21,6 +21,17 @@ PKGS=(
 # "deps.sh coverage": make coverage's lcov (and genhtml).
 [ "${1:-}" = coverage ] && PKGS=(lcov)
 
+# Disk space: a fresh make check writes about 6 GiB (the two trees 4,
+# kernel objects, guest outputs, caches), and the packages take 1.5 more
+# on a new machine.  Said first, so that a run that later fails with "No
+# space left on device" (one CI run did, at 54 minutes) says why at once.
+if [ -z "${1:-}" ]; then
+	mkdir -p "$BUILD"
+	free=$(df -BG --output=avail "$BUILD" | tail -n 1 | tr -dc 0-9)
+	info "disk: ${free} GiB free under $BUILD"
+	[ "$free" -ge 8 ] || warn "disk: under 8 GiB free under $BUILD; make check needs about 8 on a new machine"
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
