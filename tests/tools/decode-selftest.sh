@@ -25,7 +25,7 @@ else
 fi
 DEC=$W/aux-decode
 T=$W/traces
-KTREE=${TREE:-$TOP/build/linux}
+KTREE=${TREE:-${BUILD:-$TOP/build}/linux}
 
 # TAP by the kernel's own helpers; ktap_finished at the end fails the run
 # unless every planned result was written and passed.
