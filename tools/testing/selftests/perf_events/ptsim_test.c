@@ -27,6 +27,105 @@ static void expect_clean(struct __test_metadata *_metadata, struct sess *s,
 		EXPECT_EQ(0, w->gaps);
 }
 
+/*
+ * The fixtures say what their cases need, and skip them, with the reason,
+ * where it is missing: ptsim the ptsim PMU; two_cpus a second CPU too;
+ * hotplug a CPU 1 that can go offline; mark ptsim_mark with its PMI (not
+ * in a module).  form and mark_form run a contract item in each of its
+ * forms, a variant each: the event itself (alone); a ptsim event whose
+ * output goes to another event's buffer through PERF_EVENT_IOC_SET_OUTPUT
+ * (shared: the buffer's owner is a disabled dummy event, the AUX area is
+ * mapped through the ptsim event, as a tool shares a buffer); and the
+ * copy an inherited event gets in a child, which writes to its parent's
+ * buffer (inherited: the test stays on CPU 1, the child runs on CPU 0,
+ * see anchor_open()).  mark_form, whose pause and resume come from
+ * ptsim_mark's PMI, has the forms written so far.  A variant's needs add
+ * to its fixture's.
+ */
+#define NEED_2CPUS	0x1
+#define NEED_HOTPLUG	0x2
+#define NEED_MARK	0x4
+
+static void need(struct __test_metadata *_metadata, unsigned int needs)
+{
+	if ((needs & NEED_MARK) &&
+	    (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0))
+		SKIP(return, "no ptsim_mark PMU");
+	if ((needs & NEED_MARK) && !ptsim_cap("mark_pmi"))
+		SKIP(return, PTSIM_NO_MARK_PMI);
+	if (ptsim_type() < 0)
+		SKIP(return, "no ptsim PMU");
+	if ((needs & NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	if ((needs & NEED_HOTPLUG) && !cpu_hotplug_possible())
+		SKIP(return, "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)");
+}
+
+FIXTURE(ptsim) {};
+FIXTURE_SETUP(ptsim)
+{
+	need(_metadata, 0);
+}
+
+FIXTURE_TEARDOWN(ptsim) {}
+
+FIXTURE(two_cpus) {};
+FIXTURE_SETUP(two_cpus)
+{
+	need(_metadata, NEED_2CPUS);
+}
+
+FIXTURE_TEARDOWN(two_cpus) {}
+
+FIXTURE(hotplug) {};
+FIXTURE_SETUP(hotplug)
+{
+	need(_metadata, NEED_HOTPLUG);
+}
+
+FIXTURE_TEARDOWN(hotplug) {}
+
+FIXTURE(mark) {};
+FIXTURE_SETUP(mark)
+{
+	need(_metadata, NEED_MARK);
+}
+
+FIXTURE_TEARDOWN(mark) {}
+
+enum form { ALONE, SHARED, INHERITED };
+
+FIXTURE(form) {};
+FIXTURE_VARIANT(form) {
+	enum form form;
+	unsigned int needs;
+};
+
+FIXTURE_VARIANT_ADD(form, alone) { .form = ALONE };
+FIXTURE_VARIANT_ADD(form, shared) { .form = SHARED };
+FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = NEED_2CPUS };
+FIXTURE_SETUP(form)
+{
+	need(_metadata, variant->needs);
+}
+
+FIXTURE_TEARDOWN(form) {}
+
+FIXTURE(mark_form) {};
+FIXTURE_VARIANT(mark_form) {
+	enum form form;
+	unsigned int needs;
+};
+
+FIXTURE_VARIANT_ADD(mark_form, alone) { .form = ALONE };
+FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
+FIXTURE_SETUP(mark_form)
+{
+	need(_metadata, NEED_MARK | variant->needs);
+}
+
+FIXTURE_TEARDOWN(mark_form) {}
+
 /* Trace a child burning ms of CPU with a per-task event. */
 static int trace_child(struct __test_metadata *_metadata, struct sess *s,
 		       __u64 config, int aux_pages, int ms, int watermark)
@@ -49,7 +148,7 @@ static int trace_child(struct __test_metadata *_metadata, struct sess *s,
 	return fd;
 }
 
-TEST(sysfs_format_and_caps)
+TEST_F(ptsim, sysfs_format_and_caps)
 {
 	static const char * const fmt[][2] = {
 		{ "pt", "config:0" }, { "tsc", "config:10" },
@@ -65,8 +164,6 @@ TEST(sysfs_format_and_caps)
 	unsigned int i;
 	FILE *f;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
 		snprintf(path, sizeof(path), PTSIM_SYSFS "/format/%s", fmt[i][0]);
 		f = fopen(path, "r");
@@ -83,7 +180,7 @@ TEST(sysfs_format_and_caps)
 	EXPECT_EQ(PTSIM_REC, atoi(buf));
 }
 
-TEST(bad_config_is_einval)
+TEST_F(ptsim, bad_config_is_einval)
 {
 	static const __u64 bad[] = {
 		1ULL << 62, 1ULL << 63,		/* reserved bits of config1 */
@@ -104,8 +201,6 @@ TEST(bad_config_is_einval)
 	unsigned int i;
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ptsim_attr(&attr, bad[i]);
 		fd = perf_open(&attr, 0, -1, -1);
@@ -177,8 +272,6 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	__u64 count = 0;
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	fd = trace_child(_metadata, &s, config, 2048, 300, 64 * 1024);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "stream");
@@ -222,19 +315,19 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	sess_free(&s);
 }
 
-TEST(stream)
+TEST_F(ptsim, stream)
 {
 	stream_run(_metadata, 0);
 }
 
 /* The same with the PMI handled in the engine's hard interrupt. */
-TEST(stream_irq_pmi)
+TEST_F(ptsim, stream_irq_pmi)
 {
 	stream_run(_metadata, PTSIM_IRQ_PMI);
 }
 
 /* The same in the synthetic mode: data records full of TNTs. */
-TEST(stream_tnt)
+TEST_F(ptsim, stream_tnt)
 {
 	stream_run(_metadata, PTSIM_TNT);
 }
@@ -251,7 +344,7 @@ TEST(stream_tnt)
  */
 #define STALL_DEADLINE_MS	20000
 
-TEST(stalled_consumer)
+TEST_F(ptsim, stalled_consumer)
 {
 	struct perf_event_attr attr;
 	struct sess s;
@@ -262,8 +355,6 @@ TEST(stalled_consumer)
 	double end;
 	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
 	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -483,14 +574,10 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	sess_free(&s);
 }
 
-TEST(full_buffer_disables)
+TEST_F(two_cpus, full_buffer_disables)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs 2 CPUs");
 	full_buffer_on(_metadata, 0);
 	full_buffer_on(_metadata, 1);
 	/* TRUNCATED, and the disable it asks for, came from the NMI. */
@@ -523,7 +610,7 @@ static bool wait_produced(int fd, __u64 bytes, int timeout_ms)
 	return false;
 }
 
-TEST(snapshot)
+TEST_F(ptsim, snapshot)
 {
 	struct perf_event_attr attr;
 	struct sess s;
@@ -532,8 +619,6 @@ TEST(snapshot)
 	int fd, go, i;
 	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
 	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -585,7 +670,7 @@ TEST(snapshot)
  * every PERF_RECORD_AUX is at most a watermark (plus one record and the
  * region padding) long and poll() wakes the consumer repeatedly.
  */
-TEST(watermark)
+TEST_F(ptsim, watermark)
 {
 	const int wm = 16 * 1024;
 	struct sess s;
@@ -594,8 +679,6 @@ TEST(watermark)
 	size_t i;
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	fd = trace_child(_metadata, &s, 0, 64, 300, wm);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "watermark");
@@ -617,7 +700,7 @@ TEST(watermark)
  * of a region and skips it with perf_aux_output_skip(), so PAD packets
  * appear and AUX records are not contiguous.
  */
-TEST(region_pad_skip)
+TEST_F(ptsim, region_pad_skip)
 {
 	const size_t region = 4 * 4096;
 	struct sess s;
@@ -627,8 +710,6 @@ TEST(region_pad_skip)
 	size_t i;
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	fd = trace_child(_metadata, &s, PTSIM_REGION(2), 16, 200, 0);
 	walk_trace(&s, &w, region);
 	sess_save(&s, "region_pad_skip");
@@ -657,14 +738,12 @@ TEST(region_pad_skip)
  * 1 KiB a tick drops records; each gap is covered exactly by an OVF and
  * the byte count in the PTW that follows it.
  */
-TEST(fifo_overflow)
+TEST_F(ptsim, fifo_overflow)
 {
 	struct sess s;
 	struct walk w;
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	fd = trace_child(_metadata, &s, PTSIM_RATE(1024) | PTSIM_FIFO(9) |
 			 PTSIM_DRAIN(1), 64, 200, 0);
 	walk_trace(&s, &w, 0);
@@ -682,7 +761,7 @@ TEST(fifo_overflow)
  * An inherited per-CPU event: children traced on CPU 0 write into the
  * parent event's buffer, one numbering, no gaps.
  */
-TEST(inherit_to_parent_buffer)
+TEST_F(two_cpus, inherit_to_parent_buffer)
 {
 	struct perf_event_attr attr;
 	struct sess s;
@@ -691,10 +770,6 @@ TEST(inherit_to_parent_buffer)
 	int fd, go[2], status, i, kids = 0, mine = 0;
 	size_t r;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs 2 CPUs");
 	/*
 	 * The consumer stays off CPU 0, so only the children are traced
 	 * there; each PERF_RECORD_AUX names the task whose event wrote it.
@@ -742,7 +817,7 @@ TEST(inherit_to_parent_buffer)
 }
 
 /* A per-CPU event traces whatever runs on its CPU. */
-TEST(per_cpu)
+TEST_F(ptsim, per_cpu)
 {
 	struct perf_event_attr attr;
 	struct sess s;
@@ -750,8 +825,6 @@ TEST(per_cpu)
 	int fd, go, status, cpu;
 	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, -1, cpu, -1);
@@ -797,18 +870,12 @@ TEST(per_cpu)
  * the PMIs that ended and began its transactions came in NMI on that
  * CPU, and the host decodes each (every_cpu<N>).  make check runs it
  * with 2 CPUs and with 8; on the debug kernel with 8 CPUs on a TCG host
- * of 2 it needs more than the harness's default 30 s, hence a fixture of
- * its own and its timeout.
- */
-FIXTURE(cpus) {};
-FIXTURE_SETUP(cpus) {}
-FIXTURE_TEARDOWN(cpus) {}
-
-/*
- * The cpus cases' consumer: poll every CPU's area; a CPU for which
- * @reached says it has done its work (or once two minutes are up) has
- * its event group disabled and its child stopped, the others go on.
- * @pid[cpu] is 0 afterwards.
+ * of 2 it needs more than the harness's default 30 s, hence its timeout.
+ *
+ * The consumer, also pause_resume_every_cpu's: poll every CPU's area; a
+ * CPU for which @reached says it has done its work (or once two minutes
+ * are up) has its event group disabled and its child stopped, the others
+ * go on.  @pid[cpu] is 0 afterwards.
  */
 static void every_cpu_until(struct __test_metadata *_metadata, long ncpu,
 			    int *fd, struct sess *s, pid_t *pid,
@@ -840,7 +907,7 @@ static bool every_cpu_reached(int cpu, struct sess *s, void *arg)
 	return s->len >= EVERY_CPU_BYTES;
 }
 
-TEST_F_TIMEOUT(cpus, every_cpu, 150)
+TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), pmi0[EVERY_CPU_MAX];
 	int fd[EVERY_CPU_MAX], go[EVERY_CPU_MAX], cpu;
@@ -850,8 +917,6 @@ TEST_F_TIMEOUT(cpus, every_cpu, 150)
 	char name[32];
 	struct walk w;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
 	ptsim_attr(&attr, PTSIM_RATE(EVERY_CPU_RATE));
 	attr.aux_watermark = 64 * 1024;
@@ -1040,15 +1105,13 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
  * resume's time is not known.  start_paused, which no member resumes,
  * must write nothing at all.
  */
-TEST(pause_resume)
+TEST_F(ptsim, pause_resume)
 {
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
 	struct pause_result plain, paused, resumed, pause_member;
 	__u64 long_ns;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	plain = trace_paused(_metadata, PLAIN, false, 4 * bound, 0, "pause_plain");
 	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
 					  4 * bound);
@@ -1077,11 +1140,14 @@ TEST(pause_resume)
  * perf core pauses or resumes the trace (pmu::stop/start with
  * PERF_EF_PAUSE/RESUME) in NMI context, as with a hardware counter.
  * The bounds are those of pause_resume: the mark counts the engine's
- * ticks, which run only while the child does, as its task-clock.
+ * ticks, which run only while the child does, as its task-clock.  In
+ * the shared form the leader's output goes to another event's buffer,
+ * as perf record shares one buffer per CPU, and the NMI pauses and
+ * resumes writing to it.
  */
-static void pause_resume_nmi_in(struct __test_metadata *_metadata,
-				bool shared)
+TEST_F(mark_form, pause_resume_nmi)
 {
+	bool shared = variant->form == SHARED;
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
 	struct nmi_counts nmi = ptsim_nmi_counts();
@@ -1090,10 +1156,6 @@ static void pause_resume_nmi_in(struct __test_metadata *_metadata,
 	char name[3][40];
 	__u64 long_ns;
 
-	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	if (!ptsim_cap("mark_pmi"))
-		SKIP(return, PTSIM_NO_MARK_PMI);
 	snprintf(name[0], sizeof(name[0]), "pause%s_nmi_plain", sh);
 	snprintf(name[1], sizeof(name[1]), "pause%s_nmi_resumed", sh);
 	snprintf(name[2], sizeof(name[2]), "pause%s_nmi_paused", sh);
@@ -1113,21 +1175,6 @@ static void pause_resume_nmi_in(struct __test_metadata *_metadata,
 	EXPECT_LE(pause_member.records, bound);
 	/* One overflow at least in each run, each an NMI. */
 	EXPECT_NMI(nmi, mark, 2);
-}
-
-TEST(pause_resume_nmi)
-{
-	pause_resume_nmi_in(_metadata, false);
-}
-
-/*
- * The same into a shared buffer: the leader's output goes to another
- * event's buffer (PERF_EVENT_IOC_SET_OUTPUT), as perf record shares one
- * buffer per CPU, and the NMI pauses and resumes writing to it.
- */
-TEST(pause_resume_shared_nmi)
-{
-	pause_resume_nmi_in(_metadata, true);
 }
 
 /*
@@ -1222,26 +1269,13 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 	}
 }
 
-TEST_F_TIMEOUT(cpus, pause_resume_every_cpu, 150)
+TEST_F_TIMEOUT(mark, pause_resume_every_cpu, 150)
 {
-	if (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	if (!ptsim_cap("mark_pmi"))
-		SKIP(return, PTSIM_NO_MARK_PMI);
 	pause_every_cpu(_metadata, true);
 	pause_every_cpu(_metadata, false);
 }
 
 /* ---- CPU hotplug under tracing ---- */
-
-static const char *hotplug_skip(void)
-{
-	if (ptsim_type() < 0)
-		return "no ptsim PMU";
-	if (!cpu_hotplug_possible())
-		return "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)";
-	return NULL;
-}
 
 #define HOTPLUG_ROUNDS	3
 
@@ -1286,7 +1320,7 @@ static int hotplug_start(bool per_cpu, struct sess *s, pid_t *child)
  * transaction at sched-out (in NMI mode, begun and ended by the PMI in
  * between): the trace goes on, decodes, and has no gap.
  */
-TEST(cpu_hotplug_task)
+TEST_F(hotplug, cpu_hotplug_task)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
 	size_t before;
@@ -1295,8 +1329,6 @@ TEST(cpu_hotplug_task)
 	struct walk w;
 	pid_t pid;
 
-	if (hotplug_skip())
-		SKIP(return, "%s", hotplug_skip());
 	fd = hotplug_start(false, &s, &pid);
 	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
 	for (i = 0; i < HOTPLUG_ROUNDS; i++) {
@@ -1333,7 +1365,7 @@ TEST(cpu_hotplug_task)
  * written before decodes, and closing and unmapping frees everything
  * (ptsim's events and AUX buffers back to where they were).
  */
-TEST(cpu_hotplug_cpu)
+TEST_F(hotplug, cpu_hotplug_cpu)
 {
 	long events0 = ptsim_events(), bufs0 = ptsim_aux_bufs();
 	__u64 head;
@@ -1342,8 +1374,6 @@ TEST(cpu_hotplug_cpu)
 	struct walk w;
 	pid_t pid;
 
-	if (hotplug_skip())
-		SKIP(return, "%s", hotplug_skip());
 	fd = hotplug_start(true, &s, &pid);
 	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
 	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000));
@@ -1375,26 +1405,6 @@ TEST(cpu_hotplug_cpu)
 }
 
 /*
- * The forms of a contract item: the event itself (ALONE); a ptsim event
- * whose output goes to another event's buffer through
- * PERF_EVENT_IOC_SET_OUTPUT (SHARED: the buffer's owner is a disabled
- * dummy event, the AUX area is mapped through the ptsim event, as a tool
- * shares a buffer); and the copy an inherited event gets in a child,
- * which writes to its parent's buffer (INHERITED: the test stays on CPU
- * 1, the child runs on CPU 0, see anchor_open()).
- */
-enum form { ALONE, SHARED, INHERITED };
-
-static const char *form_skip(enum form form)
-{
-	if (ptsim_type() < 0)
-		return "no ptsim PMU";
-	if (form == INHERITED && sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return "needs 2 CPUs";
-	return NULL;
-}
-
-/*
  * A PERF_RECORD_AUX that does not fit in the data area is lost, not the
  * trace: it is counted, and reported with PERF_RECORD_LOST once there is
  * room again, while the AUX area goes on filling.  The data area here is
@@ -1406,9 +1416,10 @@ static const char *form_skip(enum form form)
  */
 #define AUX_REC_SIZE	40	/* header, offset, size, flags, sample_id TID */
 
-static void record_lost(struct __test_metadata *_metadata, enum form form)
+TEST_F(form, aux_record_lost)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
+	enum form form = variant->form;
 	struct perf_event_attr attr;
 	int fd, owner, anchor = -1, go, moves = 0;
 	__u64 head, seen = 0;
@@ -1417,8 +1428,6 @@ static void record_lost(struct __test_metadata *_metadata, enum form form)
 	pid_t pid = 0;
 	double end;
 
-	if (form_skip(form))
-		SKIP(return, "%s", form_skip(form));
 	ptsim_attr(&attr, 0);
 	if (form == INHERITED) {
 		ASSERT_EQ(0, pin_to(1));
@@ -1480,21 +1489,6 @@ static void record_lost(struct __test_metadata *_metadata, enum form form)
 	sess_free(&s);
 }
 
-TEST(aux_record_lost)
-{
-	record_lost(_metadata, ALONE);
-}
-
-TEST(aux_record_lost_shared)
-{
-	record_lost(_metadata, SHARED);
-}
-
-TEST(aux_record_lost_inherited)
-{
-	record_lost(_metadata, INHERITED);
-}
-
 /*
  * A pause that finds no buffer pauses nothing.  An aux_pause member can
  * overflow while its AUX leader has no buffer: a per-CPU group stays
@@ -1529,8 +1523,6 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 	double end;
 	pid_t pid;
 
-	if (form_skip(form))
-		SKIP(return, "%s", form_skip(form));
 	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, -1, cpu, -1);
@@ -1577,16 +1569,6 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 		close(owner);
 	close(fd);
 	sess_free(&s);
-}
-
-TEST(pause_without_buffer)
-{
-	pause_nobuf(_metadata, ALONE);
-}
-
-TEST(pause_without_buffer_shared)
-{
-	pause_nobuf(_metadata, SHARED);
 }
 
 /*
@@ -1674,7 +1656,7 @@ static __u64 read_running(int fd, __u64 *running)
 	return v[0];
 }
 
-TEST(pause_without_buffer_inherited)
+static void pause_nobuf_inherited(struct __test_metadata *_metadata)
 {
 	struct perf_event_attr attr, flt = {
 		.size = sizeof(flt),
@@ -1694,8 +1676,6 @@ TEST(pause_without_buffer_inherited)
 	pid_t pid = 0;
 	double end;
 
-	if (form_skip(INHERITED))
-		SKIP(return, "%s", form_skip(INHERITED));
 	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ctl);
@@ -1757,6 +1737,14 @@ TEST(pause_without_buffer_inherited)
 	close(anchor);
 	sess_free(&s);
 	munmap(ctl, sizeof(*ctl));
+}
+
+TEST_F(form, pause_without_buffer)
+{
+	if (variant->form == INHERITED)
+		pause_nobuf_inherited(_metadata);
+	else
+		pause_nobuf(_metadata, variant->form);
 }
 
 TEST_HARNESS_MAIN
