@@ -176,17 +176,18 @@ SUITES = [
                ('mark_form.*', 'skip', 'ok', 'the same')]),
     P('ptsim_aux_abi_test', harness=True, modes={
         'check': {}, 'stock': {},
-        'smp8': {'args': '-t aux_sample_nmi -t aux_mlock_limit -t aux_mlock_limit_boundary', 'timeout': 600}},
-      skips=[('stock', 'global.aux_sample*',
+        # aux_sample.nmi.samples and the two aux_mlock.*.limit.
+        'smp8': {'args': '-v nmi -f aux_mlock', 'timeout': 600}},
+      skips=[('stock', 'aux_sample*',
               'ptsim as a module has no AUX sampling: 6.12 does not export perf_output_copy_aux()'),
-             ('stock', 'global.aux_output_errnos_mark', NO_PMI),
-             ('stock', 'global.aux_record_format_only_is_silent', NO_FLUSH)],
-      differs=[('global.aux_sample*', 'skip', 'ok',
+             ('stock', 'mark_pmi.aux_output_errnos_mark', NO_PMI),
+             ('stock', 'ptsim.aux_record_format_only_is_silent', NO_FLUSH)],
+      differs=[('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
-               ('global.aux_output_errnos_mark', 'skip', 'ok',
+               ('mark_pmi.aux_output_errnos_mark', 'skip', 'ok',
                 "a module's ptsim_mark has no PMI (perf_event_overflow() is not exported), "
                 'so it refuses sampling without aux_output'),
-               ('global.aux_record_format_only_is_silent', 'skip', 'ok', NO_FLUSH)]),
+               ('ptsim.aux_record_format_only_is_silent', 'skip', 'ok', NO_FLUSH)]),
     P('ptsim_inherit_test', harness=True, modes={
         'check': {},
         'smp8': {'args': '-t aux_sample_thread -t aux_sample_thread_nmi', 'timeout': 600}}),

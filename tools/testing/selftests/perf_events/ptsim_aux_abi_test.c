@@ -7,6 +7,11 @@
  * an explicit aux_watermark, the locked-memory accounting of an AUX
  * mapping, PERF_RECORD_ITRACE_START, and the probe by which a tool
  * tells a PMU with an AUX area from one without.
+ *
+ * A case's fixture says what it needs (ptsim, ptsim_mark, a cap of
+ * ptsim's, root): its setup skips the case without it.  A family of
+ * cases that differ only in a parameter is one test of a fixture with
+ * a variant per form.
  */
 #include "ptsim_lib.h"
 #include <dirent.h>
@@ -47,6 +52,56 @@ static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
 
 	return attr;
 }
+
+/* What a case needs; its fixture's setup skips the case without it. */
+enum {
+	NEED_PTSIM	= 1 << 0,
+	NEED_MARK	= 1 << 1,	/* ptsim_mark */
+	NEED_AUX_SAMPLE	= 1 << 2,	/* ptsim's caps/aux_sample */
+	NEED_MARK_PMI	= 1 << 3,	/* ptsim's caps/mark_pmi */
+	NEED_ROOT	= 1 << 4,	/* to set sysctls and drop to nobody */
+};
+
+/* From a fixture's setup: skip unless all of @needs are met. */
+static bool have(struct __test_metadata *_metadata, unsigned int needs)
+{
+	if ((needs & NEED_PTSIM) && ptsim_type() < 0)
+		SKIP(return false, "no ptsim PMU");
+	if ((needs & NEED_MARK) && mark_type() < 0)
+		SKIP(return false, "no ptsim_mark PMU");
+	if ((needs & NEED_AUX_SAMPLE) && !ptsim_cap("aux_sample"))
+		SKIP(return false, PTSIM_NO_AUX_SAMPLE);
+	if ((needs & NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
+		SKIP(return false, PTSIM_NO_MARK_PMI);
+	if ((needs & NEED_ROOT) && geteuid())
+		SKIP(return false, "needs root to set the sysctls and drop to nobody");
+	return true;
+}
+
+/* The cases that need nothing but ptsim (and ptsim_mark, its cap). */
+FIXTURE(ptsim) {};
+FIXTURE_SETUP(ptsim)
+{
+	have(_metadata, NEED_PTSIM);
+}
+
+FIXTURE_TEARDOWN(ptsim) {}
+
+FIXTURE(ptsim_mark) {};
+FIXTURE_SETUP(ptsim_mark)
+{
+	have(_metadata, NEED_PTSIM | NEED_MARK);
+}
+
+FIXTURE_TEARDOWN(ptsim_mark) {}
+
+FIXTURE(mark_pmi) {};
+FIXTURE_SETUP(mark_pmi)
+{
+	have(_metadata, NEED_PTSIM | NEED_MARK | NEED_MARK_PMI);
+}
+
+FIXTURE_TEARDOWN(mark_pmi) {}
 
 /* ---- AUX sampling ---- */
 
@@ -190,86 +245,78 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	sess_free(&s);
 }
 
+FIXTURE(aux_sample) {};
+FIXTURE_VARIANT(aux_sample) {
+	unsigned int how;	/* aux_sampling()'s */
+};
+
+/* A task-clock sampler. */
+FIXTURE_VARIANT_ADD(aux_sample, task_clock) { .how = 0 };
+
 /*
- * Samples carry the newest trace, aux_sample_size bytes of it; the trace
- * decodes and moves forward from one sample to the next.
+ * From NMI: the sampler is ptsim_mark, whose overflow is ptsim's PMI, so
+ * perf_event_overflow() and the AUX sample it takes (ptsim's
+ * pmu::snapshot_aux) run in NMI context, as with a hardware counter
+ * sampling Intel PT.
  */
-static void expect_aux_samples(struct __test_metadata *_metadata,
-			       const struct samples *r)
-{
-	EXPECT_GE(r->n, AUX_SAMPLES);
-	EXPECT_EQ(0, r->bad_size);
-	EXPECT_EQ(0, r->errors);
-	EXPECT_EQ(0, r->unexplained);
-	EXPECT_EQ(0, r->backwards);
-	/* All but a sample taken before any trace was written. */
-	EXPECT_GE(r->with_trace + 1, r->n);
-}
-
-TEST(aux_sample)
-{
-	struct samples r;
-
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (!ptsim_cap("aux_sample"))
-		SKIP(return, PTSIM_NO_AUX_SAMPLE);
-	aux_sampling(_metadata, 16, 4096, 4096, 0, &r);
-	expect_aux_samples(_metadata, &r);
-}
+FIXTURE_VARIANT_ADD(aux_sample, nmi) { .how = SAMPLE_NMI };
 
 /*
- * The same from NMI: the sampler is ptsim_mark, whose overflow is
- * ptsim's PMI, so perf_event_overflow() and the AUX sample it takes
- * (ptsim's pmu::snapshot_aux) run in NMI context, as with a hardware
- * counter sampling Intel PT.
- */
-TEST(aux_sample_nmi)
-{
-	struct nmi_counts nmi = ptsim_nmi_counts();
-	struct samples r;
-
-	if (ptsim_type() < 0 || mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	if (!ptsim_cap("aux_sample"))
-		SKIP(return, PTSIM_NO_AUX_SAMPLE);
-	aux_sampling(_metadata, 16, 4096, 4096, SAMPLE_NMI, &r);
-	expect_aux_samples(_metadata, &r);
-	EXPECT_NMI(nmi, mark, r.n);
-}
-
-/*
- * The same into a shared buffer: the leader's output goes to another
+ * From NMI into a shared buffer: the leader's output goes to another
  * event's buffer with PERF_EVENT_IOC_SET_OUTPUT, as perf record shares
  * one buffer per CPU, so the sample taken in NMI copies from the AUX
  * area of a buffer the leader does not own.
  */
-TEST(aux_sample_shared_nmi)
+FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) {
+	.how = SAMPLE_NMI | SAMPLE_SHARED,
+};
+
+FIXTURE_SETUP(aux_sample)
+{
+	have(_metadata, NEED_PTSIM | NEED_AUX_SAMPLE |
+		       (variant->how & SAMPLE_NMI ? NEED_MARK : 0));
+}
+
+FIXTURE_TEARDOWN(aux_sample) {}
+
+/*
+ * Samples carry the newest trace, aux_sample_size bytes of it; the trace
+ * decodes and moves forward from one sample to the next.
+ */
+TEST_F(aux_sample, samples)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
 	struct samples r;
 
-	if (ptsim_type() < 0 || mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	if (!ptsim_cap("aux_sample"))
-		SKIP(return, PTSIM_NO_AUX_SAMPLE);
-	aux_sampling(_metadata, 16, 4096, 4096, SAMPLE_NMI | SAMPLE_SHARED, &r);
-	expect_aux_samples(_metadata, &r);
-	EXPECT_NMI(nmi, mark, r.n);
+	aux_sampling(_metadata, 16, 4096, 4096, variant->how, &r);
+	EXPECT_GE(r.n, AUX_SAMPLES);
+	EXPECT_EQ(0, r.bad_size);
+	EXPECT_EQ(0, r.errors);
+	EXPECT_EQ(0, r.unexplained);
+	EXPECT_EQ(0, r.backwards);
+	/* All but a sample taken before any trace was written. */
+	EXPECT_GE(r.with_trace + 1, r.n);
+	if (variant->how & SAMPLE_NMI)
+		EXPECT_NMI(nmi, mark, r.n);
 }
+
+/* aux_sample_size itself: what it needs and what it is capped at. */
+FIXTURE(aux_sample_size) {};
+FIXTURE_SETUP(aux_sample_size)
+{
+	have(_metadata, NEED_PTSIM | NEED_AUX_SAMPLE);
+}
+
+FIXTURE_TEARDOWN(aux_sample_size) {}
 
 /*
  * aux_sample_size is capped at the AUX area size and rounded down to a
  * multiple of 8 bytes.
  */
-TEST(aux_sample_size_caps)
+TEST_F(aux_sample_size, caps)
 {
 	struct samples r;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (!ptsim_cap("aux_sample"))
-		SKIP(return, PTSIM_NO_AUX_SAMPLE);
 	aux_sampling(_metadata, 2, 60000, 8192, 0, &r);
 	EXPECT_GE(r.n, AUX_SAMPLES);
 	EXPECT_EQ(0, r.bad_size);
@@ -297,17 +344,13 @@ static int open_errno(struct perf_event_attr *attr, int group)
  * aux_sample_size needs a group leader whose PMU can snapshot its AUX
  * area: without a group, or with a software leader, it is EINVAL.
  */
-TEST(aux_sample_size_errnos)
+TEST_F(aux_sample_size, errnos)
 {
 	struct perf_event_attr attr,
 		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 1000000),
 		lead = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 0);
 	int fd, lfd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (!ptsim_cap("aux_sample"))
-		SKIP(return, PTSIM_NO_AUX_SAMPLE);
 	sw.sample_type = PERF_SAMPLE_AUX;
 	sw.aux_sample_size = 4096;
 	EXPECT_EQ(EINVAL, open_errno(&sw, -1));
@@ -332,14 +375,12 @@ TEST(aux_sample_size_errnos)
  * checked before the leader or aux_sample_size are looked at.  (The
  * member that has it, ptsim_mark, is tested below.)
  */
-TEST(aux_output_errnos)
+TEST_F(ptsim, aux_output_errnos)
 {
 	struct perf_event_attr attr,
 		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 1000000);
 	int fd;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, 0, -1, -1);
 	ASSERT_GE(fd, 0);
@@ -367,16 +408,12 @@ TEST(aux_output_errnos)
  * EOPNOTSUPP.  A plain counting member needs no aux_output, and one
  * with it in a ptsim group is accepted.
  */
-TEST(aux_output_errnos_mark)
+TEST_F(mark_pmi, aux_output_errnos_mark)
 {
 	struct perf_event_attr attr, mark,
 		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 0);
 	int fd, swfd;
 
-	if (ptsim_type() < 0 || mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	if (!ptsim_cap("mark_pmi"))
-		SKIP(return, PTSIM_NO_MARK_PMI);
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, 0, -1, -1);
 	ASSERT_GE(fd, 0);
@@ -422,14 +459,12 @@ TEST(aux_output_errnos_mark)
  * member with both set, whatever its leader.  Each alone is accepted in
  * a ptsim group, and aux_start_paused on the ptsim leader itself.
  */
-TEST(aux_action_errnos)
+TEST_F(ptsim, aux_action_errnos)
 {
 	struct perf_event_attr attr,
 		sw = sw_attr(PERF_COUNT_SW_TASK_CLOCK, 1000 * 1000);
 	int fd, swfd, both;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, 0, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
@@ -478,7 +513,7 @@ TEST(aux_action_errnos)
  * produce (see ptsim_test's stream), so nothing is lost to a slow
  * consumer.
  */
-TEST(aux_output_samples_in_trace)
+TEST_F(ptsim_mark, aux_output_samples_in_trace)
 {
 	struct perf_event_attr attr, mark = mark_attr(16, true);
 	int fd, mfd, go, status;
@@ -487,8 +522,6 @@ TEST(aux_output_samples_in_trace)
 	struct walk w;
 	pid_t pid;
 
-	if (ptsim_type() < 0 || mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
 	ptsim_attr(&attr, 0);
 	pid = spawn_burner(200, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -534,14 +567,12 @@ TEST(aux_output_samples_in_trace)
  * the ERROR state, where read() returns nothing, rather than going on
  * without a trace to write into.
  */
-TEST(aux_output_leader_closed)
+TEST_F(ptsim_mark, aux_output_leader_closed)
 {
 	struct perf_event_attr attr, mark = mark_attr(8, true);
 	__u64 v;
 	int fd, mfd;
 
-	if (ptsim_type() < 0 || mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, 0, -1, -1);
 	ASSERT_GE(fd, 0);
@@ -577,6 +608,37 @@ static size_t find_ovfs(struct sess *s, __u64 **at)
 	return cnt;
 }
 
+FIXTURE(aux_record) {};
+FIXTURE_VARIANT(aux_record) {
+	int loss;		/* config1's aux_loss: 1 PARTIAL, 2 COLLISION */
+	bool overflow;		/* a FIFO that overflows at every tick */
+	const char *trace;	/* sess_save()'s name */
+};
+
+FIXTURE_VARIANT_ADD(aux_record, format) {
+	.loss = 0, .overflow = true, .trace = "flags_format",
+};
+
+FIXTURE_VARIANT_ADD(aux_record, partial) {
+	.loss = 1, .overflow = true, .trace = "flags_partial",
+};
+
+/* The same without an overflow: no record says PARTIAL. */
+FIXTURE_VARIANT_ADD(aux_record, partial_no_loss) {
+	.loss = 1, .overflow = false, .trace = "flags_no_loss",
+};
+
+FIXTURE_VARIANT_ADD(aux_record, collision) {
+	.loss = 2, .overflow = true, .trace = "flags_collision",
+};
+
+FIXTURE_SETUP(aux_record)
+{
+	have(_metadata, NEED_PTSIM);
+}
+
+FIXTURE_TEARDOWN(aux_record) {}
+
 /*
  * A record's flags are what the PMU set with perf_aux_output_flag() for
  * its transaction: here a format type on every record, and PARTIAL or
@@ -585,9 +647,10 @@ static size_t find_ovfs(struct sess *s, __u64 **at)
  * record is empty unless it carries one of the flags that are news (a
  * format type alone is not).
  */
-static void record_flags(struct __test_metadata *_metadata, int loss,
-			 bool overflow, const char *name)
+TEST_F(aux_record, flags)
 {
+	int loss = variant->loss;
+	bool overflow = variant->overflow;
 	__u64 lossy = loss == 1 ? PERF_AUX_FLAG_PARTIAL :
 		      loss == 2 ? PERF_AUX_FLAG_COLLISION : 0;
 	unsigned long nrec = 0, bad_fmt = 0, empty = 0, flagged = 0;
@@ -616,7 +679,7 @@ static void record_flags(struct __test_metadata *_metadata, int loss,
 	release(go);
 	status = consume_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	sess_save(&s, name);
+	sess_save(&s, variant->trace);
 
 	novf = find_ovfs(&s, &ovf);
 	for (i = 0; i < s.nrecs; i++) {
@@ -644,7 +707,8 @@ static void record_flags(struct __test_metadata *_metadata, int loss,
 			ovf_no_flag++;
 		}
 	}
-	TH_LOG("%s: records=%lu ovf=%zu flagged=%lu", name, nrec, novf, flagged);
+	TH_LOG("%s: records=%lu ovf=%zu flagged=%lu", variant->trace, nrec,
+	       novf, flagged);
 	EXPECT_GT(nrec, 1);
 	EXPECT_EQ(overflow, novf > 0);
 	EXPECT_EQ(0, bad_fmt);
@@ -658,50 +722,19 @@ static void record_flags(struct __test_metadata *_metadata, int loss,
 	sess_free(&s);
 }
 
-TEST(aux_record_flags_format)
-{
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	record_flags(_metadata, 0, true, "flags_format");
-}
-
-TEST(aux_record_flags_partial)
-{
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	record_flags(_metadata, 1, true, "flags_partial");
-}
-
-/* The same without an overflow: no record says PARTIAL. */
-TEST(aux_record_flags_partial_no_loss)
-{
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	record_flags(_metadata, 1, false, "flags_no_loss");
-}
-
-TEST(aux_record_flags_collision)
-{
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	record_flags(_metadata, 2, true, "flags_collision");
-}
-
 /*
  * A transaction that wrote nothing and has only the format type to say
  * is not reported: a paused event whose FIFO is empty, flushed over and
  * over (each flush ends and re-begins its transaction), leaves no
  * PERF_RECORD_AUX at all.
  */
-TEST(aux_record_format_only_is_silent)
+TEST_F(ptsim, aux_record_format_only_is_silent)
 {
 	struct perf_event_attr attr;
 	int fd, go, i, flushed = 0;
 	struct sess s;
 	pid_t pid;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
 	attr.config1 |= PTSIM1_FMT(FMT);
 	attr.aux_start_paused = 1;
@@ -736,36 +769,6 @@ TEST(aux_record_format_only_is_silent)
 }
 
 /* ---- aux_watermark ---- */
-
-/*
- * Trace a burner with the whole AUX area as one ptsim region (no
- * padding), so that the only things that end a transaction are the
- * watermark, a sched-out and a full buffer.  The data area wakes nobody
- * (its watermark is its size), so every POLLIN is an AUX wake-up.
- */
-static void trace_watermark(struct __test_metadata *_metadata, struct sess *s,
-			    int aux_pages, __u32 watermark, const char *name)
-{
-	struct perf_event_attr attr;
-	int fd, go, status;
-	pid_t pid;
-
-	ptsim_attr(&attr, PTSIM_REGION(10));
-	attr.aux_watermark = watermark;
-	attr.watermark = 1;
-	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);
-	pid = spawn_burner(400, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(s, fd, attr.config1, 16, aux_pages, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = consume_until_exit(s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	sess_save(s, name);
-	close(fd);
-}
 
 /*
  * The effective watermark is wm: perf hands ptsim the next multiple of
@@ -836,27 +839,58 @@ static void check_watermark(struct __test_metadata *_metadata, struct sess *s,
 	EXPECT_LE(s->wakeups, end / wm + s->truncated + 1);
 }
 
-/* No aux_watermark: half the AUX area. */
-TEST(aux_watermark_default)
-{
-	struct sess s;
+FIXTURE(aux_watermark) {};
+FIXTURE_VARIANT(aux_watermark) {
+	__u32 aux_watermark;	/* 0: none, so half the AUX area */
+	const char *trace;	/* sess_save()'s name */
+};
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	trace_watermark(_metadata, &s, 32, 0, "aux_watermark_default");
-	check_watermark(_metadata, &s, s.aux_size / 2);
-	sess_free(&s);
-}
+/* No aux_watermark: half the AUX area. */
+FIXTURE_VARIANT_ADD(aux_watermark, default) {
+	.aux_watermark = 0, .trace = "aux_watermark_default",
+};
 
 /* An explicit aux_watermark, here an eighth of the area. */
-TEST(aux_watermark_explicit)
-{
-	struct sess s;
+FIXTURE_VARIANT_ADD(aux_watermark, explicit) {
+	.aux_watermark = 16 * 1024, .trace = "aux_watermark_explicit",
+};
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	trace_watermark(_metadata, &s, 32, 16 * 1024, "aux_watermark_explicit");
-	check_watermark(_metadata, &s, 16 * 1024);
+FIXTURE_SETUP(aux_watermark)
+{
+	have(_metadata, NEED_PTSIM);
+}
+
+FIXTURE_TEARDOWN(aux_watermark) {}
+
+/*
+ * Trace a burner with the whole AUX area as one ptsim region (no
+ * padding), so that the only things that end a transaction are the
+ * watermark, a sched-out and a full buffer.  The data area wakes nobody
+ * (its watermark is its size), so every POLLIN is an AUX wake-up.
+ */
+TEST_F(aux_watermark, records)
+{
+	struct perf_event_attr attr;
+	int fd, go, status;
+	struct sess s;
+	pid_t pid;
+
+	ptsim_attr(&attr, PTSIM_REGION(10));
+	attr.aux_watermark = variant->aux_watermark;
+	attr.watermark = 1;
+	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);
+	pid = spawn_burner(400, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_EQ(0, sess_map(&s, fd, attr.config1, 16, 32, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	release(go);
+	status = consume_until_exit(&s, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	sess_save(&s, variant->trace);
+	close(fd);
+	check_watermark(_metadata, &s, variant->aux_watermark ?: s.aux_size / 2);
 	sess_free(&s);
 }
 
@@ -888,6 +922,26 @@ static int write_long(const char *path, long v)
 	return ret;
 }
 
+/* The sysctls a case as root changes: its fixture's teardown puts them back. */
+struct sysctls {
+	long mlock_kb, paranoid;
+};
+
+static void sysctls_save(struct __test_metadata *_metadata, struct sysctls *s)
+{
+	s->mlock_kb = read_long(MLOCK_SYSCTL);
+	s->paranoid = read_long(PARANOID_SYSCTL);
+	ASSERT_NE(LONG_MIN, s->mlock_kb);
+	ASSERT_NE(LONG_MIN, s->paranoid);
+}
+
+static void sysctls_restore(struct __test_metadata *_metadata,
+			    const struct sysctls *s)
+{
+	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, s->mlock_kb));
+	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, s->paranoid));
+}
+
 /* VmPin of this process in KiB, -1 if not found. */
 static long vm_pin_kb(void)
 {
@@ -904,14 +958,6 @@ static long vm_pin_kb(void)
 	return kb;
 }
 
-struct mlock_result {
-	int setup;		/* 0, or the step that failed */
-	int err;		/* its errno */
-	int bad_errno[2];	/* errno of the two mappings over the limit */
-	int ok_errno[2];	/* errno of the two mappings within it */
-	long pin[7];		/* VmPin (KiB) before and after each step */
-};
-
 static int aux_map(int fd, struct perf_event_mmap_page *pg, long psz,
 		   long pages, void **out)
 {
@@ -923,62 +969,6 @@ static int aux_map(int fd, struct perf_event_mmap_page *pg, long psz,
 }
 
 /*
- * As nobody (uid 65534, no capabilities), with perf_event_mlock_kb giving
- * the user a limit and RLIMIT_MEMLOCK rlim_pages: map a data area of one
- * page (two with the user page), then AUX areas of bad_pages (over the limit) and ok_pages (just
- * within it), twice each, unmapping in between.
- */
-static void mlock_child(int wfd, long psz, long ok_pages, long bad_pages,
-			long rlim_pages)
-{
-	struct rlimit rl = { rlim_pages * psz, rlim_pages * psz };
-	struct mlock_result r = { 0 };
-	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
-	void *aux;
-	int fd, i;
-
-	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
-		r.setup = 1;
-		goto out;
-	}
-	if (setgid(65534) || setuid(65534)) {
-		r.setup = 2;
-		goto out;
-	}
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
-	if (fd < 0) {
-		r.setup = 3;
-		goto out;
-	}
-	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pg == MAP_FAILED) {
-		r.setup = 4;
-		goto out;
-	}
-	r.pin[0] = vm_pin_kb();
-	for (i = 0; i < 2; i++) {
-		r.bad_errno[i] = aux_map(fd, pg, psz, bad_pages, &aux);
-		if (!r.bad_errno[i])
-			munmap(aux, bad_pages * psz);
-		r.pin[1 + 3 * i] = vm_pin_kb();
-		r.ok_errno[i] = aux_map(fd, pg, psz, ok_pages, &aux);
-		r.pin[2 + 3 * i] = vm_pin_kb();
-		if (!r.ok_errno[i])
-			munmap(aux, ok_pages * psz);
-		r.pin[3 + 3 * i] = vm_pin_kb();
-	}
-	munmap(pg, 2 * psz);
-	close(fd);
-out:
-	r.err = errno;
-	if (write(wfd, &r, sizeof(r)) != sizeof(r))
-		_exit(1);
-	_exit(0);
-}
-
-/*
  * 6.12 charges a mapping to the user's perf_mlock up to
  * perf_event_mlock_kb (times the online CPUs), and the rest to the
  * process's pinned_vm (VmPin), which may not exceed RLIMIT_MEMLOCK
@@ -987,85 +977,92 @@ out:
  * succeeds again; a leak of even one page of either charge would make it
  * fail, as the limit is set to exactly what it needs.
  *
- * One run of mlock_child() as nobody, with RLIMIT_MEMLOCK at what the
- * mapping within the limit needs beyond the user's allowance, plus
- * rlim_delta pages.  With 0 it maps; with -1 it is EPERM, as the one
- * over the limit is, with nothing charged: the boundary is exactly where
- * the allowance, perf_event_mlock_kb times the online CPUs, ends.  make
- * check runs both with 2 CPUs and with 8.
+ * As nobody (uid 65534, no capabilities), with perf_event_mlock_kb giving
+ * the user a limit, and RLIMIT_MEMLOCK at what the mapping within the
+ * limit needs beyond the user's allowance, plus rlim_delta pages: map a
+ * data area of one page (two with the user page), then AUX areas over
+ * the limit and just within it, twice each, unmapping in between.  With
+ * 0 (fits) the one within the limit maps; with -1 (one_short) it is
+ * EPERM, as the one over the limit is, with nothing charged: the
+ * boundary is exactly where the allowance, perf_event_mlock_kb times the
+ * online CPUs, ends.  make check runs both with 2 CPUs and with 8.
  */
-static void mlock_case(struct __test_metadata *_metadata, long rlim_delta)
+FIXTURE(aux_mlock) {
+	struct sysctls saved;
+};
+
+FIXTURE_VARIANT(aux_mlock) {
+	long rlim_delta;
+};
+
+FIXTURE_VARIANT_ADD(aux_mlock, fits) { .rlim_delta = 0 };
+FIXTURE_VARIANT_ADD(aux_mlock, one_short) { .rlim_delta = -1 };
+
+FIXTURE_SETUP(aux_mlock)
+{
+	if (have(_metadata, NEED_PTSIM | NEED_ROOT))
+		sysctls_save(_metadata, &self->saved);
+}
+
+/* In the parent, as root: the test drops to nobody. */
+FIXTURE_TEARDOWN_PARENT(aux_mlock)
+{
+	sysctls_restore(_metadata, &self->saved);
+}
+
+TEST_F(aux_mlock, limit)
 {
 	long psz = sysconf(_SC_PAGESIZE), ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	long old_mlock, old_paranoid, lim, ok_pages, extra;
-	int fits = rlim_delta >= 0;
-	struct mlock_result r;
-	int p[2], status, i;
-	pid_t pid;
-
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (geteuid())
-		SKIP(return, "needs root to set the sysctl and drop to nobody");
-	old_mlock = read_long(MLOCK_SYSCTL);
-	old_paranoid = read_long(PARANOID_SYSCTL);
-	ASSERT_NE(LONG_MIN, old_mlock);
-	ASSERT_NE(LONG_MIN, old_paranoid);
+	long lim, ok_pages, bad_pages, extra, pin;
+	bool fits = variant->rlim_delta >= 0;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	struct rlimit rl;
+	int fd, i, err;
+	void *aux;
 
 	/* 8 pages per CPU for the user; the data area takes 2 of them. */
 	lim = 8 * ncpus;
 	for (ok_pages = 1; ok_pages < lim; ok_pages *= 2)
 		;
+	bad_pages = 2 * ok_pages;
 	extra = ok_pages - (lim - 2);	/* what goes to VmPin */
+	TH_LOG("cpus=%ld user limit=%ld, aux ok=%ld bad=%ld, rlimit=%ld pages",
+	       ncpus, lim, ok_pages, bad_pages, extra + variant->rlim_delta);
 
-	ASSERT_EQ(0, pipe(p));
 	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 8 * psz / 1024));
 	/* nobody may trace itself with exclude_kernel at paranoid 2. */
-	if (old_paranoid > 2 || old_paranoid < 0)
+	if (self->saved.paranoid > 2 || self->saved.paranoid < 0)
 		EXPECT_EQ(0, write_long(PARANOID_SYSCTL, 2));
-	pid = fork();
-	if (!pid) {
-		close(p[0]);
-		mlock_child(p[1], psz, ok_pages, 2 * ok_pages,
-			    extra + rlim_delta);
-	}
-	close(p[1]);
-	memset(&r, 0, sizeof(r));
-	i = read(p[0], &r, sizeof(r));
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, old_mlock));
-	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+	rl.rlim_cur = (extra + variant->rlim_delta) * psz;
+	rl.rlim_max = rl.rlim_cur;
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, setgid(65534));
+	ASSERT_EQ(0, setuid(65534));
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
 
-	ASSERT_EQ(sizeof(r), i);
-	ASSERT_EQ(0, r.setup) TH_LOG("setup step %d: %s", r.setup,
-				     strerror(r.err));
-	TH_LOG("cpus=%ld user limit=%ld, aux ok=%ld bad=%ld, rlimit=%ld pages",
-	       ncpus, lim, ok_pages, 2 * ok_pages, extra + rlim_delta);
-	TH_LOG("VmPin kB: %ld %ld %ld %ld %ld %ld %ld", r.pin[0], r.pin[1],
-	       r.pin[2], r.pin[3], r.pin[4], r.pin[5], r.pin[6]);
+	/* VmPin (KiB): before; after the refusal, mapped, unmapped; again */
+	pin = vm_pin_kb();
+	EXPECT_EQ(0, pin);
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EPERM, r.bad_errno[i]);
-		EXPECT_EQ(fits ? 0 : EPERM, r.ok_errno[i]);
+		err = aux_map(fd, pg, psz, bad_pages, &aux);
+		EXPECT_EQ(EPERM, err);
+		if (!err)
+			munmap(aux, bad_pages * psz);
+		EXPECT_EQ(pin, vm_pin_kb());
+		err = aux_map(fd, pg, psz, ok_pages, &aux);
+		EXPECT_EQ(fits ? 0 : EPERM, err);
+		EXPECT_EQ(pin + (fits ? extra * psz / 1024 : 0), vm_pin_kb());
+		if (!err)
+			munmap(aux, ok_pages * psz);
+		EXPECT_EQ(pin, vm_pin_kb());
 	}
-	/* before; after the refusal, mapped, unmapped; then again */
-	EXPECT_EQ(0, r.pin[0]);
-	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(r.pin[0], r.pin[1 + 3 * i]);
-		EXPECT_EQ(r.pin[0] + (fits ? extra * psz / 1024 : 0),
-			  r.pin[2 + 3 * i]);
-		EXPECT_EQ(r.pin[0], r.pin[3 + 3 * i]);
-	}
-}
-
-TEST(aux_mlock_limit)
-{
-	mlock_case(_metadata, 0);
-}
-
-TEST(aux_mlock_limit_boundary)
-{
-	mlock_case(_metadata, -1);
+	munmap(pg, 2 * psz);
+	close(fd);
 }
 
 /* ---- ITRACE_START ---- */
@@ -1077,7 +1074,7 @@ TEST(aux_mlock_limit_boundary)
  * task, before any AUX record, however often the task is scheduled in
  * (each sched-out ends a transaction: many AUX records).
  */
-TEST(itrace_start_once)
+TEST_F(ptsim, itrace_start_once)
 {
 	struct perf_event_attr attr;
 	int fd, p[2], status, i;
@@ -1086,8 +1083,6 @@ TEST(itrace_start_once)
 	pid_t pid;
 	char c;
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -1196,52 +1191,92 @@ static struct probe aux_probe(int type, __u64 config, bool exclude_kernel)
 	return r;
 }
 
-/* The probe @r, of @what, must have ended at @step with @err. */
-static void expect_probe(struct __test_metadata *_metadata, int step,
-			 int err, struct probe r, const char *what)
+/* How a probe is made. */
+enum {
+	AS_SELF,		/* by this task */
+	AS_BUSY,		/* while it has a ptsim event of its own */
+	AS_NOBODY,		/* by nobody, at perf_event_paranoid 2 */
+	AS_NOBODY_LOCKED,	/* the same, with one page of locked memory */
+};
+
+/* A probe of @pmu, how it is made, and the answer it must get. */
+struct probe_case {
+	const char *pmu;	/* the PMU's name in sysfs */
+	__u64 config;
+	bool kernel;		/* of the kernel too, not only user space */
+	int as;			/* AS_* */
+	int step, err;		/* where the probe ends, with what */
+};
+
+/*
+ * @p made by nobody, at perf_event_paranoid 2; AS_NOBODY_LOCKED with
+ * perf_event_mlock_kb 0 and RLIMIT_MEMLOCK one page, so that the user
+ * page fits and the AUX page does not.
+ */
+static struct probe probe_as_nobody(struct __test_metadata *_metadata,
+				    int type, const struct probe_case *p)
 {
-	EXPECT_EQ(step, r.step)
-		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
-	EXPECT_EQ(err, r.err)
-		TH_LOG("%s: step %d: %s", what, r.step, strerror(r.err));
+	bool locked = p->as == AS_NOBODY_LOCKED;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct rlimit rl = { psz, psz };
+	struct probe *shared, r;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, locked ? 0 : 516));
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if ((locked && setrlimit(RLIMIT_MEMLOCK, &rl)) ||
+		    setgid(65534) || setuid(65534))
+			_exit(errno);
+		*shared = aux_probe(type, p->config, !p->kernel);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status) TH_LOG("becoming nobody: %s",
+				    strerror(WEXITSTATUS(status)));
+	r = *shared;
+	munmap(shared, sizeof(*shared));
+	return r;
 }
+
+FIXTURE(aux_probe) {
+	struct sysctls saved;
+};
+
+FIXTURE_VARIANT(aux_probe) {
+	unsigned int needs;
+	struct probe_case probes[6];	/* up to the first without a PMU */
+};
 
 /* ptsim's three registrations map the one-page AUX area. */
-TEST(aux_probe_ptsim)
-{
-	static const char * const pmus[] = {
-		"ptsim", "ptsim_nosg", "ptsim_large",
-	};
-	size_t i;
-	int type;
-
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	for (i = 0; i < ARRAY_SIZE(pmus); i++) {
-		type = pmu_type(pmus[i]);
-		ASSERT_LE(0, type) TH_LOG("%s: no type", pmus[i]);
-		expect_probe(_metadata, PROBE_AUX, 0,
-			     aux_probe(type, 0, true), pmus[i]);
-	}
-}
+FIXTURE_VARIANT_ADD(aux_probe, ptsim) {
+	.needs = NEED_PTSIM,
+	.probes = {
+		{ .pmu = "ptsim", .step = PROBE_AUX },
+		{ .pmu = "ptsim_nosg", .step = PROBE_AUX },
+		{ .pmu = "ptsim_large", .step = PROBE_AUX },
+	},
+};
 
 /*
  * No AUX area: the software dummy event, and ptsim_mark, which only
  * writes samples into another event's AUX area (aux_output).  Each gets
  * as far as the AUX mmap(), which is EOPNOTSUPP.
  */
-TEST(aux_probe_no_aux)
-{
-	int type = pmu_type("ptsim_mark");
-
-	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
-		     aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true),
-		     "software dummy");
-	if (type < 0)
-		SKIP(return, "no ptsim_mark PMU");
-	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP,
-		     aux_probe(type, 0, true), "ptsim_mark");
-}
+FIXTURE_VARIANT_ADD(aux_probe, no_aux) {
+	.needs = NEED_MARK,
+	.probes = {
+		{ .pmu = "software", .config = PERF_COUNT_SW_DUMMY,
+		  .step = PROBE_AUX, .err = EOPNOTSUPP },
+		{ .pmu = "ptsim_mark", .step = PROBE_AUX, .err = EOPNOTSUPP },
+	},
+};
 
 /*
  * ptsim is exclusive (PERF_PMU_CAP_EXCLUSIVE, as CoreSight's ETM is):
@@ -1249,93 +1284,14 @@ TEST(aux_probe_no_aux)
  * EBUSY, which says nothing of an AUX area.  Once it is closed the probe
  * answers again.
  */
-TEST(aux_probe_busy)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
-	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
-	expect_probe(_metadata, PROBE_OPEN, EBUSY,
-		     aux_probe(ptsim_type(), 0, true), "ptsim, busy");
-	close(fd);
-	expect_probe(_metadata, PROBE_AUX, 0,
-		     aux_probe(ptsim_type(), 0, true), "ptsim, free again");
-}
-
-/* The probes of an unprivileged user, in order; see aux_probe_nobody. */
-enum {
-	NOBODY_PTSIM,		/* user space only */
-	NOBODY_PTSIM_KERNEL,	/* with the kernel: paranoid 2 refuses */
-	NOBODY_DUMMY,
-	NOBODY_PTSIM_LOCKED,	/* over the locked-memory limit */
-	NOBODY_DUMMY_LOCKED,
-	NOBODY_PROBES
+FIXTURE_VARIANT_ADD(aux_probe, busy) {
+	.needs = NEED_PTSIM,
+	.probes = {
+		{ .pmu = "ptsim", .as = AS_BUSY,
+		  .step = PROBE_OPEN, .err = EBUSY },
+		{ .pmu = "ptsim", .step = PROBE_AUX },
+	},
 };
-
-struct nobody_result {
-	int setup;		/* 0, or the step that failed */
-	int err;
-	struct probe r[NOBODY_PROBES];
-};
-
-static void nobody_child(int wfd, long psz, bool locked)
-{
-	struct nobody_result res = { 0 };
-	struct rlimit rl = { psz, psz };
-
-	if (locked && setrlimit(RLIMIT_MEMLOCK, &rl)) {
-		res.setup = 1;
-		goto out;
-	}
-	if (setgid(65534) || setuid(65534)) {
-		res.setup = 2;
-		goto out;
-	}
-	if (locked) {
-		res.r[NOBODY_PTSIM_LOCKED] = aux_probe(ptsim_type(), 0, true);
-		res.r[NOBODY_DUMMY_LOCKED] =
-			aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true);
-	} else {
-		res.r[NOBODY_PTSIM] = aux_probe(ptsim_type(), 0, true);
-		res.r[NOBODY_PTSIM_KERNEL] = aux_probe(ptsim_type(), 0, false);
-		res.r[NOBODY_DUMMY] =
-			aux_probe(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, true);
-	}
-out:
-	res.err = errno;
-	if (write(wfd, &res, sizeof(res)) != sizeof(res))
-		_exit(1);
-	_exit(0);
-}
-
-static void nobody_run(struct __test_metadata *_metadata, long mlock_kb,
-		       bool locked, struct nobody_result *res)
-{
-	long psz = sysconf(_SC_PAGESIZE);
-	int p[2], status, n;
-	pid_t pid;
-
-	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, mlock_kb));
-	ASSERT_EQ(0, pipe(p));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(p[0]);
-		nobody_child(p[1], psz, locked);
-	}
-	close(p[1]);
-	memset(res, 0, sizeof(*res));
-	n = read(p[0], res, sizeof(*res));
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	ASSERT_EQ(sizeof(*res), n);
-	ASSERT_EQ(0, res->setup)
-		TH_LOG("setup step %d: %s", res->setup, strerror(res->err));
-}
 
 /*
  * As nobody at perf_event_paranoid 2, the probe a tool run by a user
@@ -1346,34 +1302,60 @@ static void nobody_run(struct __test_metadata *_metadata, long mlock_kb,
  * not: EPERM for ptsim and for the dummy event alike, as the charge comes
  * before the has_aux() check.
  */
-TEST(aux_probe_nobody)
+FIXTURE_VARIANT_ADD(aux_probe, nobody) {
+	.needs = NEED_PTSIM | NEED_ROOT,
+	.probes = {
+		{ .pmu = "ptsim", .as = AS_NOBODY, .step = PROBE_AUX },
+		{ .pmu = "ptsim", .kernel = true, .as = AS_NOBODY,
+		  .step = PROBE_OPEN, .err = EACCES },
+		{ .pmu = "software", .config = PERF_COUNT_SW_DUMMY,
+		  .as = AS_NOBODY, .step = PROBE_AUX, .err = EOPNOTSUPP },
+		{ .pmu = "ptsim", .as = AS_NOBODY_LOCKED,
+		  .step = PROBE_AUX, .err = EPERM },
+		{ .pmu = "software", .config = PERF_COUNT_SW_DUMMY,
+		  .as = AS_NOBODY_LOCKED, .step = PROBE_AUX, .err = EPERM },
+	},
+};
+
+FIXTURE_SETUP(aux_probe)
 {
-	long old_mlock, old_paranoid;
-	struct nobody_result a, b;
+	if (have(_metadata, variant->needs) && (variant->needs & NEED_ROOT))
+		sysctls_save(_metadata, &self->saved);
+}
 
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (geteuid())
-		SKIP(return, "needs root to set the sysctls and drop to nobody");
-	old_mlock = read_long(MLOCK_SYSCTL);
-	old_paranoid = read_long(PARANOID_SYSCTL);
-	ASSERT_NE(LONG_MIN, old_mlock);
-	ASSERT_NE(LONG_MIN, old_paranoid);
-	ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
-	nobody_run(_metadata, 516, false, &a);
-	nobody_run(_metadata, 0, true, &b);
-	EXPECT_EQ(0, write_long(MLOCK_SYSCTL, old_mlock));
-	EXPECT_EQ(0, write_long(PARANOID_SYSCTL, old_paranoid));
+FIXTURE_TEARDOWN(aux_probe)
+{
+	if (variant->needs & NEED_ROOT)
+		sysctls_restore(_metadata, &self->saved);
+}
 
-	expect_probe(_metadata, PROBE_AUX, 0, a.r[NOBODY_PTSIM], "ptsim");
-	expect_probe(_metadata, PROBE_OPEN, EACCES, a.r[NOBODY_PTSIM_KERNEL],
-		     "ptsim with the kernel");
-	expect_probe(_metadata, PROBE_AUX, EOPNOTSUPP, a.r[NOBODY_DUMMY],
-		     "dummy");
-	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_PTSIM_LOCKED],
-		     "ptsim, locked memory");
-	expect_probe(_metadata, PROBE_AUX, EPERM, b.r[NOBODY_DUMMY_LOCKED],
-		     "dummy, locked memory");
+/* Each of the variant's probes, made as it says, gets its answer. */
+TEST_F(aux_probe, answers)
+{
+	const struct probe_case *p;
+	struct perf_event_attr attr;
+	struct probe r;
+	int type, fd;
+
+	for (p = variant->probes; p->pmu; p++) {
+		type = pmu_type(p->pmu);
+		ASSERT_LE(0, type) TH_LOG("%s: no type", p->pmu);
+		if (p->as == AS_BUSY) {
+			ptsim_attr(&attr, 0);
+			fd = perf_open(&attr, 0, -1, -1);
+			ASSERT_LE(0, fd)
+				TH_LOG("perf_event_open: %s", strerror(errno));
+			r = aux_probe(type, p->config, !p->kernel);
+			close(fd);
+		} else if (p->as == AS_SELF) {
+			r = aux_probe(type, p->config, !p->kernel);
+		} else {
+			r = probe_as_nobody(_metadata, type, p);
+		}
+		EXPECT_TRUE(r.step == p->step && r.err == p->err)
+			TH_LOG("probe %td (%s): step %d: %s", p - variant->probes,
+			       p->pmu, r.step, strerror(r.err));
+	}
 }
 
 /*
