@@ -35,6 +35,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "aux_consumer.h"
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -227,8 +229,13 @@ struct aux_copy {
 	__u64 file_off, aux_off, size;
 };
 
-/* One event with its data and AUX areas mapped, and what came out. */
+/*
+ * One event with its data and AUX areas mapped (the consumer of
+ * tools/aux/lib/aux_consumer.h), and what came out.  pg, aux, aux_size,
+ * data_size and psz are the consumer's, for the tests to read.
+ */
 struct sess {
+	struct auxc c;
 	int fd;
 	__u64 config;
 	long psz;
@@ -237,7 +244,6 @@ struct sess {
 	size_t data_size;
 	void *aux;
 	size_t aux_size;
-	__u64 snap_head;	/* aux_head at the last snapshot */
 
 	unsigned char *trace;	/* AUX data copied out, in order */
 	size_t len, cap;
@@ -245,6 +251,7 @@ struct sess {
 	size_t nrecs, rcap;
 	struct aux_copy *copies;
 	size_t ncopies, ccap;
+	bool joined;		/* the next piece extends the last copy */
 
 	unsigned long aux_records, truncated, itrace_start, lost, wakeups;
 	unsigned long bad_records;	/* malformed data records: errors */
@@ -285,29 +292,15 @@ static inline int sess_map_shared(struct sess *s, int fd, int data_fd,
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->config = config;
-	s->psz = sysconf(_SC_PAGESIZE);
 	s->snapshot = snapshot;
-	s->data_size = data_pages * s->psz;
-	s->aux_size = aux_pages * s->psz;
-	s->pg = mmap(NULL, s->psz + s->data_size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, data_fd, 0);
-	if (s->pg == MAP_FAILED)
-		return -errno;
-	if (fd != data_fd && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, data_fd)) {
-		err = -errno;
-		munmap(s->pg, s->psz + s->data_size);
+	err = auxc_map(&s->c, fd, data_fd, data_pages, aux_pages, snapshot);
+	if (err)
 		return err;
-	}
-	s->pg->aux_offset = s->psz + s->data_size;
-	s->pg->aux_size = s->aux_size;
-	s->aux = mmap(NULL, s->aux_size,
-		      snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
-		      MAP_SHARED, fd, s->pg->aux_offset);
-	if (s->aux == MAP_FAILED) {
-		err = -errno;
-		munmap(s->pg, s->psz + s->data_size);
-		return err;
-	}
+	s->psz = s->c.psz;
+	s->pg = s->c.pg;
+	s->data_size = s->c.data_size;
+	s->aux = s->c.aux;
+	s->aux_size = s->c.aux_size;
 	s->reenable = true;
 	return 0;
 }
@@ -327,94 +320,87 @@ static inline void sess_add_rec(struct sess *s, __u32 type, __u64 a, __u64 b,
 	s->recs[s->nrecs++] = (struct aux_rec){ type, a, b, c, 0 };
 }
 
-/* Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST. */
+static inline void sess_record(const struct auxc_record *r, void *arg)
+{
+	struct sess *s = arg;
+	__u64 v;
+
+	switch (r->hdr->type) {
+	case PERF_RECORD_AUX:
+		s->aux_records++;
+		if (r->flags & PERF_AUX_FLAG_TRUNCATED)
+			s->truncated++;
+		sess_add_rec(s, PERF_RECORD_AUX, r->offset, r->size, r->flags);
+		/* sample_id_all with PERF_SAMPLE_TID: pid, tid */
+		if (r->sample_id_size >= sizeof(v)) {
+			memcpy(&v, r->sample_id, sizeof(v));
+			s->recs[s->nrecs - 1].pid = (__u32)v;
+		}
+		break;
+	case PERF_RECORD_ITRACE_START:
+		s->itrace_start++;
+		sess_add_rec(s, PERF_RECORD_ITRACE_START, r->pid, r->tid, 0);
+		break;
+	case PERF_RECORD_LOST:
+		s->lost += r->lost;
+		sess_add_rec(s, PERF_RECORD_LOST, r->id, r->lost, 0);
+		break;
+	}
+}
+
+/*
+ * Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST.  A
+ * malformed record is an error (walk_trace() counts it).
+ */
 static inline void sess_read_records(struct sess *s)
 {
-	unsigned char *data = (unsigned char *)s->pg + s->psz;
-	__u64 head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = s->pg->data_tail;
-	unsigned char ev[512];
-
-	while (tail < head) {
-		struct perf_event_header *h = (void *)ev;
-		size_t off = tail % s->data_size, i;
-		__u64 *v = (void *)(ev + sizeof(*h));
-
-		for (i = 0; i < sizeof(*h); i++)
-			ev[i] = data[(off + i) % s->data_size];
-		/*
-		 * A record the kernel cannot have written: nothing after it
-		 * can be parsed.  It is an error (walk_trace() counts it),
-		 * and the rest of the area is given back so that the kernel
-		 * can go on.
-		 */
-		if (h->size < sizeof(*h) || h->size > sizeof(ev) ||
-		    h->size > head - tail) {
-			s->bad_records++;
-			tail = head;
-			break;
-		}
-		for (i = 0; i < h->size; i++)
-			ev[i] = data[(off + i) % s->data_size];
-
-		switch (h->type) {
-		case PERF_RECORD_AUX:
-			s->aux_records++;
-			if (v[2] & PERF_AUX_FLAG_TRUNCATED)
-				s->truncated++;
-			sess_add_rec(s, h->type, v[0], v[1], v[2]);
-			/* sample_id_all with PERF_SAMPLE_TID: pid, tid */
-			if (h->size >= sizeof(*h) + 4 * sizeof(__u64))
-				s->recs[s->nrecs - 1].pid = (__u32)v[3];
-			break;
-		case PERF_RECORD_ITRACE_START: {
-			__u32 *pt = (void *)v;
-
-			s->itrace_start++;
-			sess_add_rec(s, h->type, pt[0], pt[1], 0);
-			break;
-		}
-		case PERF_RECORD_LOST:
-			s->lost += v[1];
-			sess_add_rec(s, h->type, v[0], v[1], 0);
-			break;
-		}
-		tail += h->size;
-	}
-	__atomic_store_n(&s->pg->data_tail, tail, __ATOMIC_RELEASE);
+	if (auxc_read_records(&s->c, sess_record, s) < 0)
+		s->bad_records++;
 }
 
-static inline void sess_append(struct sess *s, __u64 aux_off, size_t size)
+/* Append a piece of AUX data; the pieces of one take make one copy. */
+static inline void sess_piece(__u64 aux_off, const void *p, size_t size,
+			      void *arg)
 {
-	size_t done = 0;
+	struct sess *s = arg;
+	struct aux_copy *last = s->ncopies ? &s->copies[s->ncopies - 1] : NULL;
 
 	s->trace = grow(s->trace, &s->cap, s->len + size, 1);
-	s->copies = grow(s->copies, &s->ccap, s->ncopies + 1,
-			 sizeof(*s->copies));
-	s->copies[s->ncopies++] = (struct aux_copy){ s->len, aux_off, size };
-	while (done < size) {
-		size_t off = (aux_off + done) % s->aux_size;
-		size_t n = size - done;
-
-		if (n > s->aux_size - off)
-			n = s->aux_size - off;
-		memcpy(s->trace + s->len, (char *)s->aux + off, n);
-		s->len += n;
-		done += n;
+	if (s->joined && last && last->aux_off + last->size == aux_off) {
+		last->size += size;
+	} else {
+		s->copies = grow(s->copies, &s->ccap, s->ncopies + 1,
+				 sizeof(*s->copies));
+		s->copies[s->ncopies++] =
+			(struct aux_copy){ s->len, aux_off, size };
 	}
+	s->joined = true;
+	memcpy(s->trace + s->len, p, size);
+	s->len += size;
 }
 
-/* Normal mode: copy [aux_tail, aux_head) out and free it. */
+/* Append [aux_off, aux_off + size) of the AUX stream as one copy. */
+static inline void sess_append(struct sess *s, __u64 aux_off, size_t size)
+{
+	s->joined = false;
+	auxc_copy_range(&s->c, aux_off, size, sess_piece, s);
+}
+
+/*
+ * Normal mode: copy [aux_tail, aux_head) out and free it.  An aux_head
+ * more than the area's size ahead of aux_tail is an error.
+ */
 static inline size_t sess_copy_aux(struct sess *s)
 {
-	__u64 head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-	__u64 tail = s->pg->aux_tail;
+	long long n;
 
-	if (head == tail)
+	s->joined = false;
+	n = auxc_consume(&s->c, sess_piece, s);
+	if (n < 0) {
+		s->bad_records++;
 		return 0;
-	sess_append(s, tail, head - tail);
-	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
-	return head - tail;
+	}
+	return n;
 }
 
 /*
@@ -423,15 +409,8 @@ static inline size_t sess_copy_aux(struct sess *s)
  */
 static inline size_t sess_snapshot(struct sess *s)
 {
-	__u64 head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-	__u64 n = head - s->snap_head;
-
-	if (n > s->aux_size)
-		n = s->aux_size;
-	if (n)
-		sess_append(s, head - n, n);
-	s->snap_head = head;
-	return n;
+	s->joined = false;
+	return auxc_snapshot(&s->c, sess_piece, s);
 }
 
 /*
@@ -495,40 +474,31 @@ static inline void sess_save(struct sess *s, const char *name)
 		perror(path);
 		exit(1);
 	}
-	fprintf(f, "pmu ptsim type=%d config=0x%llx mode=%s aux_size=%zu\n",
-		ptsim_type(), (unsigned long long)s->config,
-		s->snapshot ? "snapshot" : "normal", s->aux_size);
+	auxc_fprint_header(f, "ptsim", ptsim_type(), s->config, s->snapshot,
+			   s->aux_size);
 	for (i = 0; i < s->nrecs; i++) {
-		struct aux_rec *r = &s->recs[i];
+		struct perf_event_header h = { .type = s->recs[i].type };
+		struct auxc_record r = { .hdr = &h };
 
-		if (r->type == PERF_RECORD_AUX)
-			fprintf(f, "AUX offset=%llu size=%llu flags=0x%llx\n",
-				(unsigned long long)r->a,
-				(unsigned long long)r->b,
-				(unsigned long long)r->c);
-		else if (r->type == PERF_RECORD_ITRACE_START)
-			fprintf(f, "ITRACE_START pid=%llu tid=%llu\n",
-				(unsigned long long)r->a,
-				(unsigned long long)r->b);
-		else
-			fprintf(f, "LOST id=%llu lost=%llu\n",
-				(unsigned long long)r->a,
-				(unsigned long long)r->b);
+		/* a, b, c: offset size flags, pid tid or id lost */
+		r.offset = s->recs[i].a;
+		r.size = s->recs[i].b;
+		r.flags = s->recs[i].c;
+		r.pid = s->recs[i].a;
+		r.tid = s->recs[i].b;
+		r.id = s->recs[i].a;
+		r.lost = s->recs[i].b;
+		auxc_fprint_record(f, &r);
 	}
 	for (i = 0; i < s->ncopies; i++)
-		fprintf(f, "COPY file_off=%llu aux_off=%llu size=%llu\n",
-			(unsigned long long)s->copies[i].file_off,
-			(unsigned long long)s->copies[i].aux_off,
-			(unsigned long long)s->copies[i].size);
+		auxc_fprint_copy(f, s->copies[i].file_off, s->copies[i].aux_off,
+				 s->copies[i].size);
 	fclose(f);
 }
 
 static inline void sess_free(struct sess *s)
 {
-	if (s->aux && s->aux != MAP_FAILED)
-		munmap(s->aux, s->aux_size);
-	if (s->pg && s->pg != MAP_FAILED)
-		munmap(s->pg, s->psz + s->data_size);
+	auxc_unmap(&s->c);
 	free(s->trace);
 	free(s->recs);
 	free(s->copies);
