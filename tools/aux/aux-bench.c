@@ -83,8 +83,8 @@
 #include <sys/wait.h>
 
 #include "lib/aux_consumer.h"
+#include "lib/aux_sysfs.h"
 
-#define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
 #define DEBUGFS_BENCH	"/sys/kernel/debug/ptsim/bench"
 #define DEBUGFS_SETUP	"/sys/kernel/debug/ptsim/setup_aux"
 
@@ -147,19 +147,6 @@ static bool all_positive(const double *v, int n)
 		if (!(v[i] > 0))
 			return false;
 	return n > 0;
-}
-
-static int read_int(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
 }
 
 /* ---- one ptsim event with its data and AUX areas ---- */
@@ -1222,7 +1209,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	/* The engine on the last CPU; on one CPU it shares it with us. */
 	bench_cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	ptsim_type = read_int(PTSIM_SYSFS "/type");
+	ptsim_type = auxc_pmu_type("ptsim");
 	if (load)
 		return ptsim_type < 0 ? 1 : run_load(load, load_secs);
 

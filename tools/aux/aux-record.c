@@ -55,7 +55,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#define SYSFS_PMUS	"/sys/bus/event_source/devices"
 #define POLL_MS		100
 #define DEF_DATA_PAGES	16
 #define DEF_AUX_PAGES	256
@@ -67,6 +66,7 @@
 #include <linux/compiler.h>
 
 #include "lib/aux_consumer.h"
+#include "lib/aux_sysfs.h"
 
 struct options {
 	const char *pmu;
@@ -282,17 +282,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 static int read_pmu_type(const char *pmu)
 {
-	char path[512];
-	FILE *f;
-	int type;
+	int type = auxc_pmu_type(pmu);
 
-	snprintf(path, sizeof(path), SYSFS_PMUS "/%s/type", pmu);
-	f = fopen(path, "r");
-	if (!f)
-		fail("PMU '%s' not found (%s)", pmu, path);
-	if (fscanf(f, "%d", &type) != 1 || type < 0)
-		die("PMU '%s': cannot parse %s", pmu, path);
-	fclose(f);
+	if (type == -EINVAL)
+		die("PMU '%s': cannot parse " AUXC_PMU_DIR "/%s/type", pmu, pmu);
+	if (type < 0) {
+		errno = -type;
+		fail("PMU '%s' not found (" AUXC_PMU_DIR "/%s/type)", pmu, pmu);
+	}
 	return type;
 }
 

@@ -60,15 +60,9 @@ static inline __u64 peek64(const __u64 *p)
 
 static inline long read_long(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	long v = -1;
+	long long v;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return auxc_read_ll(path, &v) ? -1 : v;
 }
 
 static inline int write_str(const char *path, const char *val)

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 
 #include "aux_consumer.h"
+#include "aux_sysfs.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -77,19 +78,9 @@
 /* The type of the PMU @name (sysfs), -1 if there is none. */
 static inline int pmu_type(const char *name)
 {
-	char path[128];
-	int type = -1;
-	FILE *f;
+	int type = auxc_pmu_type(name);
 
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	return type < 0 ? -1 : type;
 }
 
 static inline int ptsim_type(void)
@@ -105,19 +96,11 @@ static inline int ptsim_type(void)
  */
 static inline long ptsim_cap(const char *name)
 {
-	char path[128];
-	long v = -1;
-	FILE *f;
+	char file[64];
+	long long v;
 
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/ptsim/caps/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	snprintf(file, sizeof(file), "caps/%s", name);
+	return auxc_pmu_read_ll("ptsim", file, &v) ? -1 : v;
 }
 
 #define PTSIM_NO_AUX_SAMPLE	"ptsim has no AUX sampling (a module: caps/aux_sample 0)"
