@@ -604,9 +604,9 @@ static void record_flags(struct __test_metadata *_metadata, int loss,
 	 * tick; the default one never does (1 KiB a tick into 8 KiB, all
 	 * of it drained at the same tick).
 	 */
-	ptsim_attr(&attr, overflow ? PTSIM_RATE(1024) | PTSIM_FIFO(9) |
-				     PTSIM_DRAIN(1) : 0);
-	attr.config1 |= PTSIM1_FMT(FMT) | PTSIM1_LOSS(loss);
+	ptsim_attr(&attr, overflow ? PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
+				     PTSIM_CFG1_DRAIN(1) : 0);
+	attr.config1 |= PTSIM_CFG1_FMT(FMT) | PTSIM_CFG1_LOSS(loss);
 	pid = spawn_burner(200, -1, &go);
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
@@ -703,7 +703,7 @@ TEST(aux_record_format_only_is_silent)
 	if (ptsim_type() < 0)
 		SKIP(return, "no ptsim PMU");
 	ptsim_attr(&attr, 0);
-	attr.config1 |= PTSIM1_FMT(FMT);
+	attr.config1 |= PTSIM_CFG1_FMT(FMT);
 	attr.aux_start_paused = 1;
 	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -750,7 +750,7 @@ static void trace_watermark(struct __test_metadata *_metadata, struct sess *s,
 	int fd, go, status;
 	pid_t pid;
 
-	ptsim_attr(&attr, PTSIM_REGION(10));
+	ptsim_attr(&attr, PTSIM_CFG1_REGION(10));
 	attr.aux_watermark = watermark;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);

@@ -17,32 +17,34 @@
 #define PTSIM_REC	16	/* data record size */
 
 /*
- * ptsim's format/ directory.  attr.config holds the bits of Intel PT's
- * layout that ptsim implements, where intel_pt has them.
+ * ptsim's format/ directory, with the names drivers/hwtracing/ptsim/ptsim.h
+ * gives the fields: a field of several bits takes its value, a one-bit
+ * field is the bit.  attr.config holds the bits of Intel PT's layout that
+ * ptsim implements, where intel_pt has them.
  */
-#define PTSIM_PT		((__u64)1 << 0)
-#define PTSIM_TSC		((__u64)1 << 10)	/* TSC in PSB+ */
-#define PTSIM_BRANCH		((__u64)1 << 13)	/* needed by PTSIM_TNT */
-#define PTSIM_PSB(x)		((__u64)(x) << 24)
+#define PTSIM_CFG_PT			((__u64)1 << 0)
+#define PTSIM_CFG_TSC			((__u64)1 << 10)	/* TSC in PSB+ */
+#define PTSIM_CFG_BRANCH		((__u64)1 << 13)	/* for CFG1_TNT */
+#define PTSIM_CFG_PSB(x)		((__u64)(x) << 24)
 /* perf's default for an Intel PT PMU: every test traces with it. */
-#define PTSIM_CONFIG		(PTSIM_PT | PTSIM_TSC | PTSIM_BRANCH)
+#define PTSIM_CONFIG	(PTSIM_CFG_PT | PTSIM_CFG_TSC | PTSIM_CFG_BRANCH)
 /*
  * attr.config1: the simulation, and the PMU format type and the loss
  * flag of AUX records.  ptsim_attr() takes these.
  */
-#define PTSIM1_FMT(x)		((__u64)(x) << 0)
-#define PTSIM1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
-#define PTSIM_RATE(x)		((__u64)(x) << 10)
-#define PTSIM_PERIOD(x)		((__u64)(x) << 26)
-#define PTSIM_FIFO(x)		((__u64)(x) << 38)
-#define PTSIM_DRAIN(x)		((__u64)(x) << 43)
-#define PTSIM_REGION(x)		((__u64)(x) << 55)
-#define PTSIM_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
-#define PTSIM_IRQ_PMI		((__u64)1 << 60)	/* PMI in the tick, no NMI */
-#define PTSIM_TNT		((__u64)1 << 61)	/* TNTs, not PADs */
+#define PTSIM_CFG1_FMT(x)		((__u64)(x) << 0)
+#define PTSIM_CFG1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
+#define PTSIM_CFG1_RATE(x)		((__u64)(x) << 10)
+#define PTSIM_CFG1_PERIOD(x)		((__u64)(x) << 26)
+#define PTSIM_CFG1_FIFO(x)		((__u64)(x) << 38)
+#define PTSIM_CFG1_DRAIN(x)		((__u64)(x) << 43)
+#define PTSIM_CFG1_REGION(x)		((__u64)(x) << 55)
+#define PTSIM_CFG1_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
+#define PTSIM_CFG1_IRQ_PMI		((__u64)1 << 60)	/* PMI in the tick */
+#define PTSIM_CFG1_TNT			((__u64)1 << 61)	/* TNTs, not PADs */
 /* attr.config2: the benchmark mode */
-#define PTSIM2_BENCH(x)		((__u64)(x) << 0)
-#define PTSIM2_BENCH_SPLIT	((__u64)1 << 5)		/* ... timing end/begin */
+#define PTSIM_CFG2_BENCH(x)		((__u64)(x) << 0)
+#define PTSIM_CFG2_BENCH_SPLIT		((__u64)1 << 5)		/* time end/begin */
 
 int pmu_type(const char *name);
 int ptsim_type(void);

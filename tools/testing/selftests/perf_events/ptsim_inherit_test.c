@@ -333,7 +333,7 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 
 	anchor = anchor_open();
 	EXPECT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
-	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
 	attr.inherit = 1;
 	attr.aux_start_paused = start_paused;
 	fd = perf_open(&attr, 0, 0, -1);

@@ -111,7 +111,7 @@ void walk_piece(struct sess *s, struct walk *w,
 			continue;
 		}
 		/*
-		 * A data record's fill (six PADs, or TNTs with PTSIM_TNT) is
+		 * A data record's fill (six PADs, or TNTs with PTSIM_CFG1_TNT) is
 		 * part of the record: w->pad counts the alignment only.
 		 */
 		if (n == 10 && p[i + 1] == 0x32 && i + PTSIM_REC <= len) {
