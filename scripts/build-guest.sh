@@ -28,6 +28,8 @@ rm -rf "$G"
 mkdir -p "$G/perf_events" "$G/harness"
 CC=(ccache gcc)
 UCFLAGS=(-O2 -Wall -Wextra -Werror -static -isystem "$HDR" -I "$TREE/tools/include")
+AUXLIB=(-I "$TOP/tools/aux/lib")
+AUXLIB_SRCS=("$TOP/tools/aux/lib/aux_sysfs.c")
 
 stage "guest: building static test programs"
 # -Werror: ours must be warning-free, and upstream's programs are on the
@@ -69,7 +71,10 @@ mv "$G/aux-decode" "$BUILD/host/aux-decode"
 # What a load or store into each page of a perf buffer gives (the ABI
 # perf_fuzzer's SIGBUS is judged by), and the outside fuzzer itself,
 # perf_fuzzer, from ../shared/third_party.
-"${CC[@]}" "${UCFLAGS[@]}" -o "$G/aux-store-abi" "$TOP/tests/perf_fuzzer/aux-store-abi.c"
+# tools/aux/lib's sysfs reader (AUXLIB) goes into the programs of ours
+# built here, as into the tools and the selftests.
+"${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/aux-store-abi" \
+	"$TOP/tests/perf_fuzzer/aux-store-abi.c" "${AUXLIB_SRCS[@]}"
 "$TOP/scripts/build-perf-fuzzer.sh" "$G"
 
 # Harness self-test: a kselftest that must fail, and a KUnit module whose
@@ -80,8 +85,8 @@ mv "$G/aux-decode" "$BUILD/host/aux-decode"
 # The programs of the test modules (tests/modules; the modules themselves
 # are built per kernel by boot.sh).
 mkdir -p "$G/modules"
-"${CC[@]}" "${UCFLAGS[@]}" -o "$G/modules/aux_testmod_test" \
-	"$TOP/tests/modules/aux_testmod/aux_testmod_test.c"
+"${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/modules/aux_testmod_test" \
+	"$TOP/tests/modules/aux_testmod/aux_testmod_test.c" "${AUXLIB_SRCS[@]}"
 
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \

@@ -11,7 +11,8 @@
 #
 # Without the tarball nothing is built and the guest's perf_fuzzer suite
 # reports itself failed (scripts/guest/perf-fuzzer-run): a missing fuzzer is
-# never a pass.  Rebuilt only when the tarball, a patch or the hooks change.
+# never a pass.  Rebuilt only when the tarball, a patch, the hooks or the
+# sysfs reader they use (tools/aux/lib/aux_sysfs.c) change.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +32,10 @@ fi
 src=$BUILD/perf_fuzzer
 hooks=$TOP/tests/perf_fuzzer/auxlab-hooks.c
 mapfile -t patches < <(find "$TOP/tests/perf_fuzzer" -name '*.patch' | sort)
-stamp=$(sha256sum "$tarball" "$hooks" "${patches[@]}" | sha256sum | cut -c1-16)
+# tools/aux/lib's sysfs reader, which the hooks use
+auxlib=$TOP/tools/aux/lib
+stamp=$(sha256sum "$tarball" "$hooks" "$auxlib"/aux_sysfs.[ch] "${patches[@]}" |
+	sha256sum | cut -c1-16)
 if [ "$(cat "$src/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	stage "perf_fuzzer: building from $(basename "$tarball") (static, ${#patches[@]} patches of ours)"
 	rm -rf "$src"
@@ -45,11 +49,12 @@ if [ "$(cat "$src/.stamp" 2>/dev/null)" != "$stamp" ]; then
 		{ tail -n 20 "$src/build.log" >&2; die "perf_fuzzer: lib failed to build"; }
 	# Our hooks: -Wall -Wextra -Werror; the fuzzer's own files build with
 	# its flags, warnings and all (third-party code, not ours to fix).
-	$cc -O2 -g -Wall -Wextra -Werror -I "$src/fuzzer" -c -o "$src/auxlab-hooks.o" "$hooks"
+	$cc -O2 -g -Wall -Wextra -Werror -I "$src/fuzzer" -I "$auxlib" -c -o "$src/auxlab-hooks.o" "$hooks"
+	$cc -O2 -g -Wall -Wextra -Werror -c -o "$src/aux_sysfs.o" "$auxlib/aux_sysfs.c"
 	# The hooks object goes first, so the archives after it resolve the
 	# __real_ symbols it calls.
 	make -s -C "$src/fuzzer" CC="$cc" \
-		LDFLAGS="-static $src/auxlab-hooks.o -Wl,--wrap=perf_event_open,--wrap=mmap,--wrap=signal" \
+		LDFLAGS="-static $src/auxlab-hooks.o $src/aux_sysfs.o -Wl,--wrap=perf_event_open,--wrap=mmap,--wrap=signal" \
 		perf_fuzzer >>"$src/build.log" 2>&1 ||
 		{ tail -n 20 "$src/build.log" >&2; die "perf_fuzzer: perf_fuzzer failed to build"; }
 	make -s -C "$src/fuzzer" CC="$cc" LDFLAGS=-static replay_log >>"$src/build.log" 2>&1 ||

@@ -29,6 +29,8 @@
 
 #include <linux/perf_event.h>
 
+#include "aux_sysfs.h"
+
 #define DATA_PAGES	256	/* 257-page mapping, as in the fuzzer's run */
 #define AUX_PAGES	2
 
@@ -90,15 +92,10 @@ static const char *map_event(struct buf *b, int aux_prot, int cpu)
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *up;
-	FILE *f = fopen("/sys/bus/event_source/devices/ptsim/type", "r");
-	int type;
+	int type = auxc_pmu_type("ptsim");
 
-	if (!f || fscanf(f, "%d", &type) != 1) {
-		if (f)
-			fclose(f);
+	if (type < 0)
 		return "no ptsim PMU";
-	}
-	fclose(f);
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = type;

@@ -44,6 +44,7 @@
 #include <linux/perf_event.h>
 
 #include "fuzzer_stats.h"
+#include "aux_sysfs.h"
 
 /* The functions -Wl,--wrap renames the originals to (no header has them). */
 int __real_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
@@ -62,23 +63,6 @@ static int ptsim_types[MAX_PTSIM_TYPES];
 static int nr_ptsim_types;
 static int ptsim_pct;
 static long ptsim_opens, aux_maps, data_maps, fixed_refused;
-
-static int read_pmu_type(const char *name)
-{
-	char path[128];
-	FILE *f;
-	int type = -1;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
 
 static int is_ptsim_type(__u32 type)
 {
@@ -312,7 +296,7 @@ __attribute__((constructor)) static void auxlab_pf_init(void)
 	int t;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		t = read_pmu_type(names[i]);
+		t = auxc_pmu_type(names[i]);
 		if (t >= 0 && nr_ptsim_types < MAX_PTSIM_TYPES)
 			ptsim_types[nr_ptsim_types++] = t;
 	}

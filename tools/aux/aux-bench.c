@@ -82,7 +82,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
+#include "lib/aux_consumer.h"
+#include "lib/aux_sysfs.h"
+
 #define DEBUGFS_BENCH	"/sys/kernel/debug/ptsim/bench"
 #define DEBUGFS_SETUP	"/sys/kernel/debug/ptsim/setup_aux"
 
@@ -147,28 +149,11 @@ static bool all_positive(const double *v, int n)
 	return n > 0;
 }
 
-static int read_int(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* ---- one ptsim event with its data and AUX areas ---- */
 
 struct sess {
+	struct auxc c;
 	int fd;
-	void *base;			/* user page + data area */
-	size_t data_size;
-	void *aux;
-	size_t aux_size;
-	struct perf_event_mmap_page *pg;
 	uint64_t aux_bytes;		/* consumed from the AUX area */
 	uint64_t nrec_aux, nrec_lost;
 	uint64_t last_aux_time;		/* time of the last PERF_RECORD_AUX */
@@ -200,106 +185,76 @@ static int sess_open(struct sess *s, uint64_t config1, uint64_t config2,
 	s->fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
 	if (s->fd < 0)
 		return -1;
-	s->data_size = data_pages * page_size;
-	s->base = mmap(NULL, s->data_size + page_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, s->fd, 0);
-	if (s->base == MAP_FAILED) {
-		s->base = NULL;
+	if (auxc_map_data(&s->c, s->fd, data_pages))
 		return -1;
-	}
-	s->pg = s->base;
-	if (!aux_size)
-		return 0;
-	s->pg->aux_offset = s->data_size + page_size;
-	s->pg->aux_size = aux_size;
-	s->aux = mmap(NULL, aux_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      s->fd, s->pg->aux_offset);
-	if (s->aux == MAP_FAILED) {
-		s->aux = NULL;
+	if (aux_size && auxc_map_aux(&s->c, s->fd, aux_size / page_size, false))
 		return -1;
-	}
-	s->aux_size = aux_size;
 	return 0;
 }
 
 static void sess_close(struct sess *s)
 {
-	if (s->aux)
-		munmap(s->aux, s->aux_size);
-	if (s->base)
-		munmap(s->base, s->data_size + page_size);
+	auxc_unmap(&s->c);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->copy);
-	s->aux = NULL;
-	s->base = NULL;
 	s->fd = -1;
 	s->copy = NULL;
+}
+
+/* A record of the data area: count it, keep the last AUX time. */
+static void sess_record(const struct auxc_record *r, void *arg)
+{
+	struct sess *s = arg;
+	uint64_t t;
+
+	if (r->hdr->type == PERF_RECORD_AUX) {
+		/* sample_id: the time */
+		if (r->sample_id_size >= sizeof(t)) {
+			memcpy(&t, r->sample_id, sizeof(t));
+			s->last_aux_time = t;
+		}
+		s->nrec_aux++;
+	} else if (r->hdr->type == PERF_RECORD_LOST) {
+		s->nrec_lost++;
+	}
+}
+
+/*
+ * A piece of AUX data: copy it out in blocks of COPY_BLOCK bytes as a
+ * recorder writing to a file does (and as memcpy_mbs() measures).
+ */
+static void sess_copy(__u64 aux_off, const void *p, size_t len, void *arg)
+{
+	struct sess *s = arg;
+	size_t off = aux_off % s->c.aux_size, done, n;
+
+	for (done = 0; done < len; done += n) {
+		n = len - done;
+		if (n > COPY_BLOCK)
+			n = COPY_BLOCK;
+		memcpy(s->copy + off + done, (const char *)p + done, n);
+		s->aux_bytes += n;
+		if (s->copied)
+			__atomic_store_n(s->copied, s->aux_bytes,
+					 __ATOMIC_RELAXED);
+	}
+}
+
+/* Consume the AUX area: copy out if @copy, then move aux_tail. */
+static void sess_aux(struct sess *s, bool copy)
+{
+	long long n;
+
+	n = auxc_consume(&s->c, copy ? sess_copy : NULL, s);
+	if (n > 0 && !copy)
+		s->aux_bytes += n;
 }
 
 /* Take the data area's records: count them, keep the last AUX time. */
 static void sess_records(struct sess *s)
 {
-	uint64_t head = __atomic_load_n(&s->pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = s->pg->data_tail;
-	const char *data = (const char *)s->base + page_size;
-
-	while (tail < head) {
-		const struct perf_event_header *h =
-			(const void *)(data + (tail % s->data_size));
-		uint16_t size = h->size;
-
-		if (size < sizeof(*h))
-			break;
-		if (h->type == PERF_RECORD_AUX) {
-			/* aux_offset, aux_size, flags, then sample_id: time */
-			uint64_t t;
-			size_t at = (tail + sizeof(*h) + 24) % s->data_size;
-
-			if (at + 8 <= s->data_size) {
-				memcpy(&t, data + at, 8);
-				s->last_aux_time = t;
-			}
-			s->nrec_aux++;
-		} else if (h->type == PERF_RECORD_LOST) {
-			s->nrec_lost++;
-		}
-		tail += size;
-	}
-	__atomic_store_n(&s->pg->data_tail, head, __ATOMIC_RELEASE);
-}
-
-/*
- * Consume the AUX area: copy out if @copy, in blocks of COPY_BLOCK bytes as
- * a recorder writing to a file does (and as memcpy_mbs() measures), then
- * move aux_tail.
- */
-static void sess_aux(struct sess *s, bool copy)
-{
-	uint64_t head = __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = s->pg->aux_tail;
-
-	if (copy && head > tail) {
-		uint64_t pos = tail;
-
-		while (pos < head) {
-			size_t off = pos % s->aux_size;
-			size_t n = s->aux_size - off;
-
-			if (n > head - pos)
-				n = head - pos;
-			if (n > COPY_BLOCK)
-				n = COPY_BLOCK;
-			memcpy(s->copy + off, (char *)s->aux + off, n);
-			pos += n;
-			if (s->copied)
-				__atomic_store_n(s->copied,
-						 s->aux_bytes + pos - tail,
-						 __ATOMIC_RELAXED);
-		}
-	}
-	s->aux_bytes += head - tail;
-	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
+	auxc_read_records(&s->c, sess_record, s);
 }
 
 static void sess_consume(struct sess *s, bool copy, int timeout_ms)
@@ -835,11 +790,11 @@ static void fig_mmap(void)
 			ok = false;
 			if (sess_open(&s, 0, 0, -1, bench_cpu, 8, 0, 0))
 				goto next;
-			s.pg->aux_offset = s.data_size + page_size;
-			s.pg->aux_size = size;
+			s.c.pg->aux_offset = s.c.data_size + page_size;
+			s.c.pg->aux_size = size;
 			t0 = now_ns();
 			aux = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, s.fd, s.pg->aux_offset);
+				   MAP_SHARED, s.fd, s.c.pg->aux_offset);
 			t1 = now_ns();
 			if (aux == MAP_FAILED)
 				goto next;
@@ -880,10 +835,10 @@ next:
 			for (c = 0; c < cycles; c++) {
 				void *aux;
 
-				s.pg->aux_offset = s.data_size + page_size;
-				s.pg->aux_size = 1 << 20;
+				s.c.pg->aux_offset = s.c.data_size + page_size;
+				s.c.pg->aux_size = 1 << 20;
 				aux = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
-					   MAP_SHARED, s.fd, s.pg->aux_offset);
+					   MAP_SHARED, s.fd, s.c.pg->aux_offset);
 				if (aux == MAP_FAILED)
 					goto cdone;
 				munmap(aux, 1 << 20);
@@ -1147,10 +1102,10 @@ static int run_load(const char *what, int secs)
 		while (now_ns() - t0 < limit) {
 			void *aux;
 
-			s.pg->aux_offset = s.data_size + page_size;
-			s.pg->aux_size = size;
+			s.c.pg->aux_offset = s.c.data_size + page_size;
+			s.c.pg->aux_size = size;
 			aux = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, s.fd, s.pg->aux_offset);
+				   MAP_SHARED, s.fd, s.c.pg->aux_offset);
 			if (aux == MAP_FAILED)
 				goto out;
 			munmap(aux, size);
@@ -1254,7 +1209,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	/* The engine on the last CPU; on one CPU it shares it with us. */
 	bench_cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	ptsim_type = read_int(PTSIM_SYSFS "/type");
+	ptsim_type = auxc_pmu_type("ptsim");
 	if (load)
 		return ptsim_type < 0 ? 1 : run_load(load, load_secs);
 

@@ -25,25 +25,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#define SYSFS_PMUS "/sys/bus/event_source/devices"
+#include "lib/aux_sysfs.h"
+
 #define DATA_PAGES 4
 #define AUX_PAGES 16
-
-static int read_type(const char *pmu)
-{
-	char path[512];
-	FILE *f;
-	int type = -1;
-
-	snprintf(path, sizeof(path), SYSFS_PMUS "/%s/type", pmu);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
 
 static int open_event(int type)
 {
@@ -116,16 +101,16 @@ int main(void)
 	struct dirent **names;
 	int n, i, naux = 0, nunknown = 0;
 
-	n = scandir(SYSFS_PMUS, &names, NULL, by_name);
+	n = scandir(AUXC_PMU_DIR, &names, NULL, by_name);
 	if (n < 0) {
-		perror(SYSFS_PMUS);
+		perror(AUXC_PMU_DIR);
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
 		const char *pmu = names[i]->d_name, *step = "open", *v;
 		int type, fd, err;
 
-		type = pmu[0] == '.' ? -1 : read_type(pmu);
+		type = pmu[0] == '.' ? -1 : auxc_pmu_type(pmu);
 		if (type < 0) {
 			/* not a PMU directory */
 			free(names[i]);

@@ -55,18 +55,18 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#define SYSFS_PMUS	"/sys/bus/event_source/devices"
 #define POLL_MS		100
 #define DEF_DATA_PAGES	16
 #define DEF_AUX_PAGES	256
 #define DEF_DURATION_MS	1000
 #define DEF_PERIOD_MS	200
 #define DEF_DIR		"aux-record.d"
-/* perf_event_header::size is 16 bits wide */
-#define MAX_RECORD	65536
 
 /* __printf() from tools/include: build with -I tools/include */
 #include <linux/compiler.h>
+
+#include "lib/aux_consumer.h"
+#include "lib/aux_sysfs.h"
 
 struct options {
 	const char *pmu;
@@ -85,17 +85,8 @@ struct options {
 };
 
 struct recorder {
-	int fd;
+	struct auxc c;
 	bool snapshot;
-	struct perf_event_mmap_page *pg;
-	size_t map_len;
-	unsigned char *data;		/* the data ring */
-	__u64 data_size;
-	__u64 data_tail;
-	unsigned char *aux;
-	__u64 aux_size;
-	__u64 aux_tail;			/* normal mode */
-	__u64 snap_head;		/* snapshot mode: head of last copy */
 	int bin_fd;
 	FILE *txt;
 	__u64 file_off;
@@ -108,7 +99,6 @@ struct recorder {
 	unsigned long long itrace_start;
 	unsigned long long other;
 	int flush_err;			/* -1: not asked for, else errno */
-	__u64 rec[MAX_RECORD / sizeof(__u64)];	/* one record, aligned */
 };
 
 static pid_t child_pid = -1;
@@ -292,17 +282,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 static int read_pmu_type(const char *pmu)
 {
-	char path[512];
-	FILE *f;
-	int type;
+	int type = auxc_pmu_type(pmu);
 
-	snprintf(path, sizeof(path), SYSFS_PMUS "/%s/type", pmu);
-	f = fopen(path, "r");
-	if (!f)
-		fail("PMU '%s' not found (%s)", pmu, path);
-	if (fscanf(f, "%d", &type) != 1 || type < 0)
-		die("PMU '%s': cannot parse %s", pmu, path);
-	fclose(f);
+	if (type == -EINVAL)
+		die("PMU '%s': cannot parse " AUXC_PMU_DIR "/%s/type", pmu, pmu);
+	if (type < 0) {
+		errno = -type;
+		fail("PMU '%s' not found (" AUXC_PMU_DIR "/%s/type)", pmu, pmu);
+	}
 	return type;
 }
 
@@ -330,74 +317,35 @@ static void write_all(int fd, const void *buf, size_t len, const char *what)
 	}
 }
 
-/* Append AUX bytes [aux_off, aux_off + len) to aux.bin; no wrap inside. */
-static void copy_out(struct recorder *r, __u64 aux_off, __u64 len)
+/* Append a piece of AUX data to aux.bin, with its COPY line. */
+static void copy_out(__u64 aux_off, const void *p, size_t len, void *arg)
 {
-	__u64 pos = aux_off % r->aux_size;
+	struct recorder *r = arg;
 
-	write_all(r->bin_fd, r->aux + pos, len, "aux.bin");
-	fprintf(r->txt, "COPY file_off=%llu aux_off=%llu size=%llu\n",
-		(unsigned long long)r->file_off, (unsigned long long)aux_off,
-		(unsigned long long)len);
+	write_all(r->bin_fd, p, len, "aux.bin");
+	auxc_fprint_copy(r->txt, r->file_off, aux_off, len);
 	r->file_off += len;
 	r->bytes += len;
 }
 
-/* Copy [start, start + len) of the AUX stream, splitting at the wrap. */
-static void copy_range(struct recorder *r, __u64 start, __u64 len)
+static void handle_record(const struct auxc_record *rec, void *arg)
 {
-	__u64 first = r->aux_size - start % r->aux_size;
+	struct recorder *r = arg;
 
-	if (first > len)
-		first = len;
-	if (first)
-		copy_out(r, start, first);
-	if (len > first)
-		copy_out(r, start + first, len - first);
-}
-
-static void ring_read(struct recorder *r, __u64 pos, void *dst, size_t len)
-{
-	__u64 off = pos & (r->data_size - 1);
-	size_t first = r->data_size - off;
-
-	if (first > len)
-		first = len;
-	memcpy(dst, r->data + off, first);
-	if (len > first)
-		memcpy((unsigned char *)dst + first, r->data, len - first);
-}
-
-static void handle_record(struct recorder *r, const struct perf_event_header *h)
-{
-	const __u64 *u = (const __u64 *)(h + 1);
-	const __u32 *w = (const __u32 *)(h + 1);
-
-	switch (h->type) {
+	auxc_fprint_record(r->txt, rec);
+	switch (rec->hdr->type) {
 	case PERF_RECORD_AUX:
-		if (h->size < sizeof(*h) + 3 * sizeof(__u64))
-			die("short PERF_RECORD_AUX (%u bytes)", h->size);
-		fprintf(r->txt, "AUX offset=%llu size=%llu flags=0x%llx\n",
-			(unsigned long long)u[0], (unsigned long long)u[1],
-			(unsigned long long)u[2]);
 		r->aux_records++;
-		if (u[2] & PERF_AUX_FLAG_TRUNCATED)
+		if (rec->flags & PERF_AUX_FLAG_TRUNCATED)
 			r->truncated++;
-		if (!r->snapshot && (u[2] & PERF_AUX_FLAG_TRUNCATED))
+		if (!r->snapshot && (rec->flags & PERF_AUX_FLAG_TRUNCATED))
 			r->rearm = true;
 		break;
 	case PERF_RECORD_ITRACE_START:
-		if (h->size < sizeof(*h) + 2 * sizeof(__u32))
-			die("short PERF_RECORD_ITRACE_START (%u bytes)", h->size);
-		fprintf(r->txt, "ITRACE_START pid=%u tid=%u\n", w[0], w[1]);
 		r->itrace_start++;
 		break;
 	case PERF_RECORD_LOST:
-		if (h->size < sizeof(*h) + 2 * sizeof(__u64))
-			die("short PERF_RECORD_LOST (%u bytes)", h->size);
-		fprintf(r->txt, "LOST id=%llu lost=%llu\n",
-			(unsigned long long)u[0], (unsigned long long)u[1]);
-		r->lost += u[1];
+		r->lost += rec->lost;
 		break;
 	default:
 		r->other++;
@@ -408,48 +356,22 @@ static void handle_record(struct recorder *r, const struct perf_event_header *h)
 /* Consume every record the kernel has published in the data ring. */
 static void drain_records(struct recorder *r)
 {
-	__u64 head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
-	struct perf_event_header *h = (struct perf_event_header *)r->rec;
-
-	if (head - r->data_tail > r->data_size)
-		die("data ring: head %llu is more than a ring ahead of tail %llu",
-		    (unsigned long long)head,
-		    (unsigned long long)r->data_tail);
-	while (r->data_tail != head) {
-		if (head - r->data_tail < sizeof(*h))
-			die("data ring: partial record header at %llu",
-			    (unsigned long long)r->data_tail);
-		ring_read(r, r->data_tail, h, sizeof(*h));
-		if (h->size < sizeof(*h) || h->size > head - r->data_tail)
-			die("data ring: bad record size %u at %llu", h->size,
-			    (unsigned long long)r->data_tail);
-		/* the whole record, contiguous even if it wraps the ring */
-		ring_read(r, r->data_tail, r->rec, h->size);
-		handle_record(r, h);
-		r->data_tail += h->size;
-	}
-	__atomic_store_n(&r->pg->data_tail, r->data_tail, __ATOMIC_RELEASE);
+	if (auxc_read_records(&r->c, handle_record, r) < 0)
+		die("data ring: a malformed record");
 }
 
 /* Normal mode: copy out [aux_tail, aux_head) and free the space. */
 static void drain_aux(struct recorder *r)
 {
-	__u64 head = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
-
-	if (head == r->aux_tail)
-		return;
-	if (head - r->aux_tail > r->aux_size)
+	if (auxc_consume(&r->c, copy_out, r) < 0)
 		die("AUX area: head %llu is more than a buffer ahead of tail %llu",
-		    (unsigned long long)head,
-		    (unsigned long long)r->aux_tail);
-	copy_range(r, r->aux_tail, head - r->aux_tail);
-	r->aux_tail = head;
-	__atomic_store_n(&r->pg->aux_tail, r->aux_tail, __ATOMIC_RELEASE);
+		    (unsigned long long)r->c.pg->aux_head,
+		    (unsigned long long)r->c.pg->aux_tail);
 }
 
 static void event_ioctl(struct recorder *r, unsigned long req, const char *name)
 {
-	if (ioctl(r->fd, req, 0) < 0)
+	if (ioctl(r->c.fd, req, 0) < 0)
 		fail("ioctl(%s)", name);
 }
 
@@ -459,19 +381,9 @@ static void event_ioctl(struct recorder *r, unsigned long req, const char *name)
  */
 static void take_snapshot(struct recorder *r, bool restart)
 {
-	__u64 head, len;
-
 	event_ioctl(r, PERF_EVENT_IOC_DISABLE, "PERF_EVENT_IOC_DISABLE");
 	drain_records(r);
-	head = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
-	if (head < r->snap_head)
-		r->snap_head = 0;	/* not expected: head went back */
-	len = head - r->snap_head;
-	if (len > r->aux_size)
-		len = r->aux_size;
-	if (len)
-		copy_range(r, head - len, len);
-	r->snap_head = head;
+	auxc_snapshot(&r->c, copy_out, r);
 	if (restart)
 		event_ioctl(r, PERF_EVENT_IOC_ENABLE, "PERF_EVENT_IOC_ENABLE");
 }
@@ -490,17 +402,17 @@ static void flush_at_exit(struct recorder *r)
 	drain_records(r);
 	if (!r->snapshot)
 		drain_aux(r);
-	before = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
-	if (read(r->fd, &count, sizeof(count)) != sizeof(count))
+	before = __atomic_load_n(&r->c.pg->aux_head, __ATOMIC_ACQUIRE);
+	if (read(r->c.fd, &count, sizeof(count)) != sizeof(count))
 		fail("read the event's counter");
 	r->flush_err = 0;
-	if (ioctl(r->fd, PERF_EVENT_IOC_FLUSH, 0) < 0) {
+	if (ioctl(r->c.fd, PERF_EVENT_IOC_FLUSH, 0) < 0) {
 		r->flush_err = errno;
 		fprintf(stderr, "aux-record: PERF_EVENT_IOC_FLUSH: %s\n",
 			strerror(errno));
 	}
 	/* aux_head first: the records of the data below it are out already */
-	after = __atomic_load_n(&r->pg->aux_head, __ATOMIC_ACQUIRE);
+	after = __atomic_load_n(&r->c.pg->aux_head, __ATOMIC_ACQUIRE);
 	drain_records(r);
 	if (!r->snapshot)
 		drain_aux(r);
@@ -600,35 +512,23 @@ static int open_event(const struct options *o, int type, pid_t pid)
 
 static void map_buffers(struct recorder *r, const struct options *o)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-	void *p;
+	int err;
 
-	r->map_len = (1 + o->data_pages) * psz;
-	p = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-	if (p == MAP_FAILED) {
+	err = auxc_map_data(&r->c, r->c.fd, o->data_pages);
+	if (err) {
+		errno = -err;
 		if (errno == EINVAL && o->inherit && o->cpu < 0)
 			die("mmap data area: %s (no mmap for inherited per-task events; use -C)",
 			    strerror(EINVAL));
 		fail("mmap data area (%lu+1 pages)", o->data_pages);
 	}
-	r->pg = p;
-	r->data = (unsigned char *)p + r->pg->data_offset;
-	r->data_size = r->pg->data_size;
-	if (!is_pow2(r->data_size))
-		die("data area size %llu is not a power of 2",
-		    (unsigned long long)r->data_size);
-
-	r->aux_size = (__u64)o->aux_pages * psz;
-	r->pg->aux_offset = r->map_len;
-	r->pg->aux_size = r->aux_size;
-	p = mmap(NULL, r->aux_size,
-		 o->snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
-		 MAP_SHARED, r->fd, r->map_len);
-	if (p == MAP_FAILED)
-		fail("mmap AUX area (%lu pages at offset %zu, %s)",
-		     o->aux_pages, r->map_len,
+	err = auxc_map_aux(&r->c, r->c.fd, o->aux_pages, o->snapshot);
+	if (err) {
+		errno = -err;
+		fail("mmap AUX area (%lu pages at offset %llu, %s)",
+		     o->aux_pages, (unsigned long long)r->c.pg->aux_offset,
 		     o->snapshot ? "read-only" : "read-write");
-	r->aux = p;
+	}
 }
 
 static void open_output(struct recorder *r, const struct options *o,
@@ -646,9 +546,8 @@ static void open_output(struct recorder *r, const struct options *o,
 	r->txt = fopen(path, "we");
 	if (!r->txt)
 		fail("open %s", path);
-	fprintf(r->txt, "pmu %s type=%d config=0x%llx mode=%s aux_size=%llu\n",
-		o->pmu, type, o->config, o->snapshot ? "snapshot" : "normal",
-		(unsigned long long)o->aux_pages * sysconf(_SC_PAGESIZE));
+	auxc_fprint_header(r->txt, o->pmu, type, o->config, o->snapshot,
+			   o->aux_pages * sysconf(_SC_PAGESIZE));
 }
 
 /* Returns true once the command has exited (and reports how). */
@@ -703,7 +602,7 @@ static void stop_child(void)
 static void record(struct recorder *r, const struct options *o)
 {
 	unsigned long long t = now_ms(), next_snap, end;
-	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = r->c.fd, .events = POLLIN };
 	int timeout;
 	bool hup;
 
@@ -791,7 +690,7 @@ int main(int argc, char **argv)
 	open_output(&r, &o, type);
 	if (o.cmd)
 		child_pid = start_child(o.cmd, &go_w, &err_r);
-	r.fd = open_event(&o, type, child_pid);
+	r.c.fd = open_event(&o, type, child_pid);
 	map_buffers(&r, &o);
 	/* a per-CPU event starts now; a per-task one at the exec */
 	if (o.cpu >= 0)

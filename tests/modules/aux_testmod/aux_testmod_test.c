@@ -34,6 +34,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "aux_sysfs.h"
+
 #define MOD	"aux_testmod"
 #define DBG	"/sys/kernel/debug/" MOD
 #define MODDIR	"/tests/modules/"
@@ -67,15 +69,9 @@ static void check(bool ok)
 
 static long read_long(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	long v = -1;
+	long long v;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return auxc_read_ll(path, &v) ? -1 : v;
 }
 
 static int write_str(const char *path, const char *s)
@@ -162,7 +158,7 @@ int main(void)
 		return 1;
 	}
 	close(mfd);
-	attr.type = read_long("/sys/bus/event_source/devices/" MOD "/type");
+	attr.type = auxc_pmu_type(MOD);
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	if (fd < 0) {
 		printf("Bail out! perf_event_open: %s\n", strerror(errno));

@@ -112,63 +112,63 @@ struct samples {
 	bool have_seq;
 };
 
+struct sample_want {
+	__u64 want;
+	struct samples *out;
+};
+
+/* A sample (sample_type PERF_SAMPLE_AUX alone): u64 size, size bytes. */
+static void take_sample(const struct auxc_record *r, void *arg)
+{
+	const unsigned char *body = (const unsigned char *)(r->hdr + 1);
+	struct sample_want *sw = arg;
+	struct samples *out = sw->out;
+	struct sess snap = { .snapshot = true };
+	struct walk w;
+	__u64 size = 0;
+
+	if (r->hdr->type == PERF_RECORD_LOST)
+		out->lost++;
+	if (r->hdr->type != PERF_RECORD_SAMPLE)
+		return;
+	if (r->hdr->size >= sizeof(*r->hdr) + sizeof(size))
+		memcpy(&size, body, sizeof(size));
+	out->n++;
+	if (size != sw->want ||
+	    sizeof(*r->hdr) + sizeof(size) + size != r->hdr->size) {
+		out->bad_size++;
+		out->size = size;
+		return;
+	}
+	memset(&w, 0, sizeof(w));
+	walk_piece(&snap, &w, body + sizeof(size), size, 0, 0);
+	out->errors += w.errors;
+	out->unexplained += w.unexplained;
+	if (w.ptw64) {
+		out->with_trace++;
+		if (out->have_seq && w.last_seq < out->last_seq)
+			out->backwards++;
+		out->last_seq = w.last_seq;
+		out->have_seq = true;
+	}
+}
+
 /*
- * Take every PERF_SAMPLE_AUX sample (sample_type is PERF_SAMPLE_AUX alone:
- * u64 size, then size bytes) out of a data area, and check its trace with
- * the ptsim checker.  A sample may start in the middle of a packet, so it
- * is walked like a snapshot, from its first PSB.  The newest trace is
- * taken each time, so the last sequence number never goes back.
+ * Take every PERF_SAMPLE_AUX sample out of a data area, and check its
+ * trace with the ptsim checker.  A sample may start in the middle of a
+ * packet, so it is walked like a snapshot, from its first PSB.  The
+ * newest trace is taken each time, so the last sequence number never
+ * goes back.  A malformed record is an error.
  */
 static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
 			 long psz, __u64 want, struct samples *out)
 {
-	unsigned char *data = (unsigned char *)pg + psz;
-	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = pg->data_tail;
-	static unsigned char rec[65536];
-	struct sess snap = { .snapshot = true };
+	static __u64 rec[AUXC_MAX_RECORD / sizeof(__u64)];
+	struct sample_want sw = { want, out };
 
-	while (tail < head) {
-		struct perf_event_header *h = (void *)rec;
-		size_t off = tail % data_size, i;
-
-		for (i = 0; i < sizeof(*h); i++)
-			rec[i] = data[(off + i) % data_size];
-		if (h->size < sizeof(*h))
-			break;
-		for (i = 0; i < h->size; i++)
-			rec[i] = data[(off + i) % data_size];
-		if (h->type == PERF_RECORD_LOST) {
-			out->lost++;
-		} else if (h->type == PERF_RECORD_SAMPLE) {
-			__u64 size;
-			struct walk w;
-
-			memcpy(&size, rec + sizeof(*h), sizeof(size));
-			out->n++;
-			if (size != want ||
-			    sizeof(*h) + sizeof(size) + size != h->size) {
-				out->bad_size++;
-				out->size = size;
-			} else {
-				memset(&w, 0, sizeof(w));
-				walk_piece(&snap, &w, rec + sizeof(*h) + 8,
-					   size, 0, 0);
-				out->errors += w.errors;
-				out->unexplained += w.unexplained;
-				if (w.ptw64) {
-					out->with_trace++;
-					if (out->have_seq &&
-					    w.last_seq < out->last_seq)
-						out->backwards++;
-					out->last_seq = w.last_seq;
-					out->have_seq = true;
-				}
-			}
-		}
-		tail += h->size;
-	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	if (auxc_ring_read_records(pg, (unsigned char *)pg + psz, data_size,
+				   rec, take_sample, &sw) < 0)
+		out->errors++;
 }
 
 #define AUX_SAMPLES	8
@@ -667,9 +667,9 @@ TEST_F(aux_record, flags)
 	 * tick; the default one never does (1 KiB a tick into 8 KiB, all
 	 * of it drained at the same tick).
 	 */
-	ptsim_attr(&attr, overflow ? PTSIM_RATE(1024) | PTSIM_FIFO(9) |
-				     PTSIM_DRAIN(1) : 0);
-	attr.config1 |= PTSIM1_FMT(FMT) | PTSIM1_LOSS(loss);
+	ptsim_attr(&attr, overflow ? PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
+				     PTSIM_CFG1_DRAIN(1) : 0);
+	attr.config1 |= PTSIM_CFG1_FMT(FMT) | PTSIM_CFG1_LOSS(loss);
 	pid = spawn_burner(200, -1, &go);
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
@@ -736,7 +736,7 @@ TEST_F(ptsim, aux_record_format_only_is_silent)
 	pid_t pid;
 
 	ptsim_attr(&attr, 0);
-	attr.config1 |= PTSIM1_FMT(FMT);
+	attr.config1 |= PTSIM_CFG1_FMT(FMT);
 	attr.aux_start_paused = 1;
 	pid = spawn_burner(-1, -1, &go);
 	ASSERT_GT(pid, 0);
@@ -875,7 +875,7 @@ TEST_F(aux_watermark, records)
 	struct sess s;
 	pid_t pid;
 
-	ptsim_attr(&attr, PTSIM_REGION(10));
+	ptsim_attr(&attr, PTSIM_CFG1_REGION(10));
 	attr.aux_watermark = variant->aux_watermark;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);

@@ -120,7 +120,7 @@ TEST(prefer_large_overwrite)
  */
 TEST(nosg_normal)
 {
-	contig(_metadata, "ptsim_nosg", PTSIM_REGION(4), 64, false, 5);
+	contig(_metadata, "ptsim_nosg", PTSIM_CFG1_REGION(4), 64, false, 5);
 }
 
 /* No scatter-gather in overwrite mode: one chunk, or no area at all. */

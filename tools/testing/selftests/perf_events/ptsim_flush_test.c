@@ -23,8 +23,8 @@
 #include "../kselftest_harness.h"
 
 /* 128 records (2 KiB) a 1 ms tick into a 4 MiB FIFO, 1 KiB drained. */
-#define HOLD_CONFIG	(PTSIM_RATE(128) | PTSIM_PERIOD(1000) | \
-			 PTSIM_FIFO(22) | PTSIM_DRAIN(1) | PTSIM_REGION(10))
+#define HOLD_CONFIG	(PTSIM_CFG1_RATE(128) | PTSIM_CFG1_PERIOD(1000) | \
+			 PTSIM_CFG1_FIFO(22) | PTSIM_CFG1_DRAIN(1) | PTSIM_CFG1_REGION(10))
 /*
  * No wrap and no TRUNCATED in a test, however slowly the guest runs: the
  * engine produces at most 2 KiB per millisecond of guest time (it never
@@ -118,8 +118,8 @@ static int open_hold(struct __test_metadata *_metadata, bool noflush,
 	struct perf_event_attr attr;
 	int fd;
 
-	ptsim_attr(&attr, HOLD_CONFIG | (noflush ? PTSIM_NOFLUSH : 0));
-	attr.config |= PTSIM_PSB(15);
+	ptsim_attr(&attr, HOLD_CONFIG | (noflush ? PTSIM_CFG1_NOFLUSH : 0));
+	attr.config |= PTSIM_CFG_PSB(15);
 	attr.inherit = inherit;
 	fd = open_retry(&attr, pid, cpu);
 	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
@@ -670,8 +670,8 @@ static void race_round(struct __test_metadata *_metadata, bool noflush,
 	size_t i;
 	void *p;
 
-	ptsim_attr(&attr, PTSIM_RATE(256) | PTSIM_FIFO(16) | PTSIM_DRAIN(2) |
-		   (noflush ? PTSIM_NOFLUSH : 0));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(256) | PTSIM_CFG1_FIFO(16) | PTSIM_CFG1_DRAIN(2) |
+		   (noflush ? PTSIM_CFG1_NOFLUSH : 0));
 	if (inherit) {
 		forker = spawn_forker(cpu);
 		ASSERT_GT(forker, 0);

@@ -451,15 +451,15 @@ static __u64 rnd_config(struct th *t)
 	unsigned int r = rn(t, 40);
 
 	if (r == 0)
-		return PTSIM_RATE(5000);		/* above max_rate */
+		return PTSIM_CFG1_RATE(5000);		/* above max_rate */
 	if (r == 1)
-		return PTSIM_REGION(11);		/* above max_region_shift */
+		return PTSIM_CFG1_REGION(11);		/* above max_region_shift */
 	if (r == 2)
 		return 1ULL << 60;			/* reserved bit */
 	if (r == 3)
-		return PTSIM_FIFO(3);			/* FIFO too small */
-	return PTSIM_RATE(rate[rn(t, 4)]) | PTSIM_PERIOD(period[rn(t, 3)]) |
-	       PTSIM_FIFO(fifo[rn(t, 3)]) | PTSIM_REGION(region[rn(t, 3)]);
+		return PTSIM_CFG1_FIFO(3);			/* FIFO too small */
+	return PTSIM_CFG1_RATE(rate[rn(t, 4)]) | PTSIM_CFG1_PERIOD(period[rn(t, 3)]) |
+	       PTSIM_CFG1_FIFO(fifo[rn(t, 3)]) | PTSIM_CFG1_REGION(region[rn(t, 3)]);
 }
 
 static int waiting_kid(struct th *t)

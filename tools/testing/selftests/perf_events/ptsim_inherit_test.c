@@ -94,62 +94,64 @@ struct samples {
 	__u64 size;
 };
 
+struct sample_filter {
+	pid_t pid, tid;
+	struct samples *out;
+};
+
+/* A sample of the filter's task: u32 pid, tid, u64 size, size bytes. */
+static void take_sample(const struct auxc_record *r, void *arg)
+{
+	const unsigned char *body = (const unsigned char *)(r->hdr + 1);
+	struct sample_filter *sf = arg;
+	struct samples *out = sf->out;
+	struct sess snap = { .snapshot = true };
+	struct walk w = { };
+	__u32 ids[2];
+	__u64 size;
+
+	if (r->hdr->type == PERF_RECORD_LOST)
+		out->lost++;
+	if (r->hdr->type != PERF_RECORD_SAMPLE)
+		return;
+	if (r->hdr->size < sizeof(*r->hdr) + 16) {
+		out->errors++;
+		return;
+	}
+	memcpy(ids, body, sizeof(ids));
+	memcpy(&size, body + 8, sizeof(size));
+	if (ids[0] != (__u32)sf->pid || ids[1] != (__u32)sf->tid) {
+		out->others++;
+		return;
+	}
+	out->n++;
+	if (size != SAMPLE_SIZE ||
+	    sizeof(*r->hdr) + 16 + size != r->hdr->size) {
+		out->bad_size++;
+		out->size = size;
+		return;
+	}
+	walk_piece(&snap, &w, body + 16, size, 0, 0);
+	out->errors += w.errors;
+	out->unexplained += w.unexplained;
+	if (w.ptw64)
+		out->with_trace++;
+}
+
 /*
- * Read every sample of @pid/@tid (sample_type TID | AUX: u32 pid, tid,
- * then u64 size and size bytes) out of the sampler's data area and check
- * its trace as a snapshot: it may start in the middle of a packet.
+ * Read every sample of @pid/@tid (sample_type TID | AUX) out of the
+ * sampler's data area and check its trace as a snapshot: it may start in
+ * the middle of a packet.
  */
 static void read_samples(struct perf_event_mmap_page *pg, long psz,
 			 pid_t pid, pid_t tid, struct samples *out)
 {
-	size_t data_size = DATA_PAGES * psz;
-	unsigned char *data = (unsigned char *)pg + psz;
-	__u64 head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = pg->data_tail;
-	static unsigned char rec[65536];
-	struct sess snap = { .snapshot = true };
+	static __u64 rec[AUXC_MAX_RECORD / sizeof(__u64)];
+	struct sample_filter sf = { pid, tid, out };
 
-	while (tail < head) {
-		struct perf_event_header *h = (void *)rec;
-		size_t off = tail % data_size, i;
-
-		for (i = 0; i < sizeof(*h); i++)
-			rec[i] = data[(off + i) % data_size];
-		if (h->size < sizeof(*h)) {
-			out->errors++;
-			break;
-		}
-		for (i = 0; i < h->size; i++)
-			rec[i] = data[(off + i) % data_size];
-		tail += h->size;
-		if (h->type == PERF_RECORD_LOST) {
-			out->lost++;
-		} else if (h->type == PERF_RECORD_SAMPLE) {
-			__u32 ids[2];
-			__u64 size;
-			struct walk w = { };
-
-			memcpy(ids, rec + sizeof(*h), sizeof(ids));
-			memcpy(&size, rec + sizeof(*h) + 8, sizeof(size));
-			if (ids[0] != (__u32)pid || ids[1] != (__u32)tid) {
-				out->others++;
-				continue;
-			}
-			out->n++;
-			if (size != SAMPLE_SIZE ||
-			    sizeof(*h) + 16 + size != h->size) {
-				out->bad_size++;
-				out->size = size;
-				continue;
-			}
-			walk_piece(&snap, &w, rec + sizeof(*h) + 16, size, 0, 0);
-			out->errors += w.errors;
-			out->unexplained += w.unexplained;
-			if (w.ptw64)
-				out->with_trace++;
-		}
-	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	if (auxc_ring_read_records(pg, (unsigned char *)pg + psz,
+				   DATA_PAGES * psz, rec, take_sample, &sf) < 0)
+		out->errors++;
 }
 
 /* The inherited group: a ptsim leader in snapshot mode, a sampler. */
@@ -331,7 +333,7 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 
 	anchor = anchor_open();
 	EXPECT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
-	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
 	attr.inherit = 1;
 	attr.aux_start_paused = start_paused;
 	fd = perf_open(&attr, 0, 0, -1);

@@ -38,10 +38,10 @@
  * 1 MiB transactions, four per 4 ms tick: the tick is forwarded past
  * the time it took, so its child runs between two, and can stop
  */
-#define BULK_CONFIG	(PTSIM_RATE(4) | PTSIM_PERIOD(4000))
-#define BULK_CONFIG2	PTSIM2_BENCH(20)
+#define BULK_CONFIG	(PTSIM_CFG1_RATE(4) | PTSIM_CFG1_PERIOD(4000))
+#define BULK_CONFIG2	PTSIM_CFG2_BENCH(20)
 /* 64 KiB of 16-byte records per tick into a 4 MiB FIFO */
-#define PKT_CONFIG	(PTSIM_RATE(4096) | PTSIM_PERIOD(10) | PTSIM_FIFO(22))
+#define PKT_CONFIG	(PTSIM_CFG1_RATE(4096) | PTSIM_CFG1_PERIOD(10) | PTSIM_CFG1_FIFO(22))
 /* the bulk stops LEAD before the position, a tick (4 MiB) later at most */
 #define LEAD		(16ULL << 20)
 /* the window ends PAST after the position */

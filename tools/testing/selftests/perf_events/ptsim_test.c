@@ -184,15 +184,15 @@ TEST_F(ptsim, bad_config_is_einval)
 {
 	static const __u64 bad[] = {
 		1ULL << 62, 1ULL << 63,		/* reserved bits of config1 */
-		PTSIM_RATE(4097),		/* above caps/max_rate */
-		PTSIM_PERIOD(9),		/* below caps/min_period_us */
-		PTSIM_FIFO(8), PTSIM_FIFO(23),	/* FIFO size out of range */
-		PTSIM_REGION(11),		/* above caps/max_region_shift */
+		PTSIM_CFG1_RATE(4097),		/* above caps/max_rate */
+		PTSIM_CFG1_PERIOD(9),		/* below caps/min_period_us */
+		PTSIM_CFG1_FIFO(8), PTSIM_CFG1_FIFO(23),	/* FIFO size out of range */
+		PTSIM_CFG1_REGION(11),		/* above caps/max_region_shift */
 	};
 	static const __u64 bad2[] = {
 		1ULL << 6, 1ULL << 63,		/* reserved bits of config2 */
-		PTSIM2_BENCH(5), PTSIM2_BENCH(21),	/* 64 B .. 1 MiB only */
-		PTSIM2_BENCH_SPLIT,		/* only in benchmark mode */
+		PTSIM_CFG2_BENCH(5), PTSIM_CFG2_BENCH(21),	/* 64 B .. 1 MiB only */
+		PTSIM_CFG2_BENCH_SPLIT,		/* only in benchmark mode */
 	};
 	/* config: all but intel_pt's pt, tsc, branch, psb_period */
 	static const __u64 bad0[] = { 1ULL << 1, 1ULL << 12, 1ULL << 31,
@@ -226,26 +226,26 @@ TEST_F(ptsim, bad_config_is_einval)
 			       (unsigned long long)attr.config);
 		EXPECT_EQ(EINVAL, errno);
 	}
-	ptsim_attr(&attr, PTSIM1_LOSS(3));	/* no such loss flag */
+	ptsim_attr(&attr, PTSIM_CFG1_LOSS(3));	/* no such loss flag */
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
 	EXPECT_EQ(EINVAL, errno);
-	ptsim_attr(&attr, PTSIM_TNT);		/* TNTs, but no branch */
-	attr.config &= ~PTSIM_BRANCH;
+	ptsim_attr(&attr, PTSIM_CFG1_TNT);		/* TNTs, but no branch */
+	attr.config &= ~PTSIM_CFG_BRANCH;
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
 	EXPECT_EQ(EINVAL, errno);
 
 	/* The largest valid values are accepted. */
-	ptsim_attr(&attr, PTSIM_RATE(4096) | PTSIM_PERIOD(4095) |
-		   PTSIM_FIFO(22) | PTSIM_DRAIN(4095) | PTSIM_REGION(10) |
-		   PTSIM_NOFLUSH | PTSIM_IRQ_PMI | PTSIM_TNT |
-		   PTSIM1_FMT(255) | PTSIM1_LOSS(2));
-	attr.config |= PTSIM_PSB(15);
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(4096) | PTSIM_CFG1_PERIOD(4095) |
+		   PTSIM_CFG1_FIFO(22) | PTSIM_CFG1_DRAIN(4095) | PTSIM_CFG1_REGION(10) |
+		   PTSIM_CFG1_NOFLUSH | PTSIM_CFG1_IRQ_PMI | PTSIM_CFG1_TNT |
+		   PTSIM_CFG1_FMT(255) | PTSIM_CFG1_LOSS(2));
+	attr.config |= PTSIM_CFG_PSB(15);
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	ptsim_attr(&attr, 0);
-	attr.config2 = PTSIM2_BENCH(20) | PTSIM2_BENCH_SPLIT;
+	attr.config2 = PTSIM_CFG2_BENCH(20) | PTSIM_CFG2_BENCH_SPLIT;
 	fd = perf_open(&attr, 0, -1, -1);
 	EXPECT_GE(fd, 0) TH_LOG("valid config refused: %s", strerror(errno));
 	if (fd >= 0)
@@ -295,7 +295,7 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	 * "Control flow" in ptsim.rst).
 	 */
 	EXPECT_EQ(0, w.fup_moved);
-	EXPECT_EQ(!!(config & PTSIM_TNT), w.tnt > 0);
+	EXPECT_EQ(!!(config & PTSIM_CFG1_TNT), w.tnt > 0);
 	EXPECT_GT(s.aux_records, 1);
 	/* The counter is the bytes the engine produced, all of it here. */
 	EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
@@ -307,7 +307,7 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	 * Each watermark ended the transaction in ptsim's PMI: an NMI by
 	 * default, as intel_pt's; with irq_pmi the tick's interrupt.
 	 */
-	if (!(config & PTSIM_IRQ_PMI))
+	if (!(config & PTSIM_CFG1_IRQ_PMI))
 		EXPECT_NMI(nmi, pmi, 1);
 	else if (PTSIM_NMI_EXPECTED)
 		EXPECT_EQ(nmi.pmi, ptsim_nmi("pmi"));
@@ -323,13 +323,13 @@ TEST_F(ptsim, stream)
 /* The same with the PMI handled in the engine's hard interrupt. */
 TEST_F(ptsim, stream_irq_pmi)
 {
-	stream_run(_metadata, PTSIM_IRQ_PMI);
+	stream_run(_metadata, PTSIM_CFG1_IRQ_PMI);
 }
 
 /* The same in the synthetic mode: data records full of TNTs. */
 TEST_F(ptsim, stream_tnt)
 {
-	stream_run(_metadata, PTSIM_TNT);
+	stream_run(_metadata, PTSIM_CFG1_TNT);
 }
 
 /*
@@ -710,7 +710,7 @@ TEST_F(ptsim, region_pad_skip)
 	size_t i;
 	int fd;
 
-	fd = trace_child(_metadata, &s, PTSIM_REGION(2), 16, 200, 0);
+	fd = trace_child(_metadata, &s, PTSIM_CFG1_REGION(2), 16, 200, 0);
 	walk_trace(&s, &w, region);
 	sess_save(&s, "region_pad_skip");
 	for (i = 0; i < s.nrecs; i++) {
@@ -744,8 +744,8 @@ TEST_F(ptsim, fifo_overflow)
 	struct walk w;
 	int fd;
 
-	fd = trace_child(_metadata, &s, PTSIM_RATE(1024) | PTSIM_FIFO(9) |
-			 PTSIM_DRAIN(1), 64, 200, 0);
+	fd = trace_child(_metadata, &s, PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
+			 PTSIM_CFG1_DRAIN(1), 64, 200, 0);
 	walk_trace(&s, &w, 0);
 	sess_save(&s, "fifo_overflow");
 	TH_LOG("bytes=%zu ovf=%lu gaps=%lu", s.len, w.ovf, w.gaps);
@@ -918,7 +918,7 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 	struct walk w;
 
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
-	ptsim_attr(&attr, PTSIM_RATE(EVERY_CPU_RATE));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(EVERY_CPU_RATE));
 	attr.aux_watermark = 64 * 1024;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		pmi0[cpu] = ptsim_nmi_on(cpu, "pmi");
@@ -1024,7 +1024,7 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	double end;
 	pid_t pid;
 
-	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
 	attr.aux_start_paused = run == START_PAUSED || run == RESUMED ||
 				run == RESUMED_NMI;
 	pid = spawn_burner(-1, cpu, &go);
@@ -1227,7 +1227,7 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 	int cpu;
 
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
-	ptsim_attr(&attr, PTSIM_RATE(PAUSE_RATE) | PTSIM_PERIOD(PAUSE_TICK_US));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
 	attr.aux_start_paused = resume;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		mark0[cpu] = ptsim_nmi_on(cpu, "mark");

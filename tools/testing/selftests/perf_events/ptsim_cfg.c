@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ptsim PMU: its sysfs and debugfs files, its events (ptsim_cfg.h).
+ */
+#include "ptsim_lib.h"
+
+/* The type of the PMU @name (sysfs), -1 if there is none. */
+int pmu_type(const char *name)
+{
+	int type = auxc_pmu_type(name);
+
+	return type < 0 ? -1 : type;
+}
+
+int ptsim_type(void)
+{
+	return pmu_type("ptsim");
+}
+
+/*
+ * ptsim's caps/@name (sysfs), -1 if it has none.  ptsim built as a module
+ * has no AUX sampling (caps/aux_sample 0) and no PMI for ptsim_mark
+ * (caps/mark_pmi 0): 6.12 exports neither perf_output_copy_aux() nor
+ * perf_event_overflow().
+ */
+long ptsim_cap(const char *name)
+{
+	char file[64];
+	long long v;
+
+	snprintf(file, sizeof(file), "caps/%s", name);
+	return auxc_pmu_read_ll("ptsim", file, &v) ? -1 : v;
+}
+
+/* The same on one CPU (cpu >= 0), or summed over all of them (cpu < 0). */
+long ptsim_nmi_on(int cpu, const char *field)
+{
+	FILE *f = fopen("/sys/kernel/debug/ptsim/nmi", "r");
+	char name[16];
+	long sum = 0;
+	int n, at = -1;
+	__u64 v;
+
+	if (!f)
+		return -1;
+	/* "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>" per CPU */
+	while ((n = fscanf(f, " %15s", name)) == 1) {
+		if (sscanf(name, "cpu%d", &at) == 1)
+			continue;
+		if (fscanf(f, " %llu", (unsigned long long *)&v) != 1)
+			break;
+		if (!strcmp(name, field) && (cpu < 0 || cpu == at))
+			sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
+long ptsim_nmi(const char *field)
+{
+	return ptsim_nmi_on(-1, field);
+}
+
+struct nmi_counts ptsim_nmi_counts(void)
+{
+	struct nmi_counts n = {
+		ptsim_nmi("pmi"), ptsim_nmi("mark"), ptsim_nmi("late"),
+	};
+
+	return n;
+}
+
+/* A ptsim event with perf's default config and @sim in config1. */
+void ptsim_attr(struct perf_event_attr *attr, __u64 sim)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = ptsim_type();
+	attr->config = PTSIM_CONFIG;
+	attr->config1 = sim;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->sample_id_all = 1;
+	attr->sample_type = PERF_SAMPLE_TID;
+}
+
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+	      int group)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, 0);
+}

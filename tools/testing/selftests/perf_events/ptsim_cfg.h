@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ptsim PMU as the tests see it: the encoding of its configuration
+ * (attr.config, config1 and config2: the format/ directory, with the
+ * names drivers/hwtracing/ptsim/ptsim.h gives the fields), its sysfs and
+ * debugfs files, and opening one of its events.
+ */
+#ifndef PTSIM_CFG_H
+#define PTSIM_CFG_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+#define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
+#define PTSIM_REC	16	/* data record size */
+
+/*
+ * ptsim's format/ directory, with the names drivers/hwtracing/ptsim/ptsim.h
+ * gives the fields: a field of several bits takes its value, a one-bit
+ * field is the bit.  attr.config holds the bits of Intel PT's layout that
+ * ptsim implements, where intel_pt has them.
+ */
+#define PTSIM_CFG_PT			((__u64)1 << 0)
+#define PTSIM_CFG_TSC			((__u64)1 << 10)	/* TSC in PSB+ */
+#define PTSIM_CFG_BRANCH		((__u64)1 << 13)	/* for CFG1_TNT */
+#define PTSIM_CFG_PSB(x)		((__u64)(x) << 24)
+/* perf's default for an Intel PT PMU: every test traces with it. */
+#define PTSIM_CONFIG	(PTSIM_CFG_PT | PTSIM_CFG_TSC | PTSIM_CFG_BRANCH)
+/*
+ * attr.config1: the simulation, and the PMU format type and the loss
+ * flag of AUX records.  ptsim_attr() takes these.
+ */
+#define PTSIM_CFG1_FMT(x)		((__u64)(x) << 0)
+#define PTSIM_CFG1_LOSS(x)		((__u64)(x) << 8)	/* 1 PARTIAL, 2 COLLISION */
+#define PTSIM_CFG1_RATE(x)		((__u64)(x) << 10)
+#define PTSIM_CFG1_PERIOD(x)		((__u64)(x) << 26)
+#define PTSIM_CFG1_FIFO(x)		((__u64)(x) << 38)
+#define PTSIM_CFG1_DRAIN(x)		((__u64)(x) << 43)
+#define PTSIM_CFG1_REGION(x)		((__u64)(x) << 55)
+#define PTSIM_CFG1_NOFLUSH		((__u64)1 << 59)	/* pmu::flush declines */
+#define PTSIM_CFG1_IRQ_PMI		((__u64)1 << 60)	/* PMI in the tick */
+#define PTSIM_CFG1_TNT			((__u64)1 << 61)	/* TNTs, not PADs */
+/* attr.config2: the benchmark mode */
+#define PTSIM_CFG2_BENCH(x)		((__u64)(x) << 0)
+#define PTSIM_CFG2_BENCH_SPLIT		((__u64)1 << 5)		/* time end/begin */
+
+int pmu_type(const char *name);
+int ptsim_type(void);
+long ptsim_cap(const char *name);
+
+#define PTSIM_NO_AUX_SAMPLE	"ptsim has no AUX sampling (a module: caps/aux_sample 0)"
+#define PTSIM_NO_MARK_PMI	"ptsim_mark has no PMI (a module: caps/mark_pmi 0)"
+
+/*
+ * ptsim's PMIs handled in NMI so far, summed over the CPUs, from debugfs
+ * ptsim/nmi (root only): "pmi" (transactions ended and begun, or
+ * truncated, by the NMI handler), "mark" (ptsim_mark overflows) or
+ * "late" (PMIs whose NMI did not come in time).  -1 if it cannot be
+ * read; on x86 ptsim always has the file, so a test that claims the NMI
+ * path requires it there (PTSIM_NMI_EXPECTED).
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define PTSIM_NMI_EXPECTED	1
+#else
+#define PTSIM_NMI_EXPECTED	0
+#endif
+
+long ptsim_nmi_on(int cpu, const char *field);
+long ptsim_nmi(const char *field);
+
+struct nmi_counts {
+	long pmi, mark, late;
+};
+
+struct nmi_counts ptsim_nmi_counts(void);
+
+/*
+ * In a test: since @before (ptsim_nmi_counts()), at least @min more of
+ * @field went through ptsim's NMI handler, and no PMI was late.  On x86
+ * only, where ptsim delivers its PMIs as NMIs (its default); the guest's
+ * tests run one at a time, so the counts are the test's.
+ */
+#define EXPECT_NMI(before, field, min) do {					\
+	struct nmi_counts _now = ptsim_nmi_counts();				\
+										\
+	if (PTSIM_NMI_EXPECTED) {						\
+		ASSERT_GE(_now.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
+		EXPECT_GE(_now.field - (before).field, (long)(min))		\
+			TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more",	\
+			       (before).field, _now.field, (long)(min));	\
+		EXPECT_EQ((before).late, _now.late)				\
+			TH_LOG("late PMIs: %ld -> %ld", (before).late,		\
+			       _now.late);					\
+	}									\
+} while (0)
+
+void ptsim_attr(struct perf_event_attr *attr, __u64 sim);
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+	      int group);
+
+#endif /* PTSIM_CFG_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Processes and CPUs for the tests (ptsim_proc.h).
+ */
+#include "ptsim_lib.h"
+
+double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * Spin in user space for ms milliseconds, or until killed if ms < 0 (for
+ * a test that stops the child once it has seen what it waits for, so
+ * that a starved guest makes it slower, never wrong).
+ */
+void burn(int ms)
+{
+	double end = now_ms() + ms;
+
+	/* clock_gettime() is a vDSO call: this stays in user space. */
+	while (ms < 0 || now_ms() < end)
+		;
+}
+
+/* Pin task pid (0: the caller) to one CPU. */
+int pin_task(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+int pin_to(int cpu)
+{
+	return pin_task(0, cpu);
+}
+
+/* Whether CPU 1 can be taken offline here: 2 CPUs, root, CPU hotplug. */
+bool cpu_hotplug_possible(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
+	       !access("/sys/devices/system/cpu/cpu1/online", W_OK);
+}
+
+/* Take a CPU offline (on == 0) or bring it back: 0 or an errno. */
+int cpu_set_online(int cpu, int on)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * A disabled dummy event of @pid on @cpu, which never counts or samples:
+ * an anchor (below), the owner of a buffer that other events share with
+ * PERF_EVENT_IOC_SET_OUTPUT, as a tool has one (its data area mapped, the
+ * AUX area through a ptsim event redirected to it: sess_map_shared()),
+ * or an event just to map (ptsim_leak.h's dummy_open()).
+ */
+int dummy_open_on(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+
+	return perf_open(&attr, pid, cpu, -1);
+}
+
+/*
+ * Keep the children on their inherited copies of the events.  When every
+ * event of a task's perf context is inherited, a child's context is a
+ * clone of its parent's, and at a context switch between the two on one
+ * CPU the core may swap the contexts (context_equiv()): the parent's own
+ * events, with their buffer, then run in the child, and a child that
+ * does what only the parent's events could do proves nothing.  A child
+ * forked or created here starts on the test's CPU, so that swap happens
+ * often.  A disabled software event that is not inherited makes the
+ * child's context never a clone (see ptsim_fuzz's fz_anchor()).
+ */
+int anchor_open(void)
+{
+	return dummy_open_on(0, -1);
+}
+
+/*
+ * In a child: die with the test, which may end on an assertion before it
+ * stops the child.  A child left spinning would hold copies of the
+ * test's perf fds (and with them its events) and a CPU, and fail the
+ * tests after it.  @parent: the test's pid, taken before fork().
+ */
+int die_with(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		return -1;
+	return getppid() == parent ? 0 : -1;
+}
+
+/*
+ * Fork a child that waits for a byte on a pipe, then burns ms of CPU
+ * (pinned to cpu if >= 0) and exits; with ms < 0 it burns until killed
+ * (see stop_burner()).  *go is the write end.
+ */
+pid_t spawn_burner(int ms, int cpu, int *go)
+{
+	pid_t pid, parent;
+	int p[2];
+	char c;
+
+	if (pipe(p))
+		return -1;
+	parent = getpid();
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		close(p[1]);
+		if (die_with(parent) || (cpu >= 0 && pin_to(cpu)))
+			_exit(2);
+		if (read(p[0], &c, 1) != 1)
+			_exit(3);
+		burn(ms);
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+void release(int go)
+{
+	if (write(go, "g", 1) != 1)
+		perror("write");
+	close(go);
+}
+
+/* Kill a burner started with ms < 0; true if it died of that signal. */
+bool stop_burner(pid_t pid)
+{
+	int status;
+
+	if (kill(pid, SIGKILL) || waitpid(pid, &status, 0) != pid)
+		return false;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The trace check: a walk of the packets ptsim writes, counting them and
+ * checking the sequence numbers; every gap must be explained by a record
+ * or an OVF packet.  Independent of libipt, which the test guest lacks.
+ */
+#ifndef PTSIM_WALK_H
+#define PTSIM_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "ptsim_sess.h"
+
+struct walk {
+	unsigned long packets, pad, psb, psbend, ptw64, ptw32, ovf, pge, pgd;
+	unsigned long fup, tsc, errors, gaps, unexplained;
+	unsigned long straddles;	/* packets crossing a region end */
+	/* TIP.PGE right after a PSB+: an enable or a resume, not a tick */
+	unsigned long enables;
+	/* TNT bits; FUPs away from the trace's IP (its last TIP.PGE's) */
+	unsigned long tnt, fup_moved;
+	unsigned long user_ips, bad_ips;	/* IPs in FUP and TIP.PGE */
+	__u64 first_seq, last_seq;
+	bool have_seq;
+	/* ptsim_mark samples (aux_output): how many, numbers out of order */
+	unsigned long marks, mark_skips;
+	__u32 last_mark;
+};
+
+size_t pt_len(const unsigned char *p, size_t left);
+__u64 get_le(const unsigned char *p, int bytes);
+bool lossy_end_in(struct sess *s, __u64 lo, __u64 hi);
+void walk_piece(struct sess *s, struct walk *w,
+		const unsigned char *p, size_t len,
+		__u64 aux_off, size_t region);
+void walk_trace(struct sess *s, struct walk *w, size_t region);
+
+#endif /* PTSIM_WALK_H */
