@@ -53,36 +53,20 @@ static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
 	return attr;
 }
 
-/* What a case needs; its fixture's setup skips the case without it. */
-enum {
-	NEED_PTSIM	= 1 << 0,
-	NEED_MARK	= 1 << 1,	/* ptsim_mark */
-	NEED_AUX_SAMPLE	= 1 << 2,	/* ptsim's caps/aux_sample */
-	NEED_MARK_PMI	= 1 << 3,	/* ptsim's caps/mark_pmi */
-	NEED_ROOT	= 1 << 4,	/* to set sysctls and drop to nobody */
-};
-
-/* From a fixture's setup: skip unless all of @needs are met. */
-static bool have(struct __test_metadata *_metadata, unsigned int needs)
+/* From a fixture's setup: skip the case unless @needs are met. */
+static void need(struct __test_metadata *_metadata, unsigned int needs)
 {
-	if ((needs & NEED_PTSIM) && ptsim_type() < 0)
-		SKIP(return false, "no ptsim PMU");
-	if ((needs & NEED_MARK) && mark_type() < 0)
-		SKIP(return false, "no ptsim_mark PMU");
-	if ((needs & NEED_AUX_SAMPLE) && !ptsim_cap("aux_sample"))
-		SKIP(return false, PTSIM_NO_AUX_SAMPLE);
-	if ((needs & NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
-		SKIP(return false, PTSIM_NO_MARK_PMI);
-	if ((needs & NEED_ROOT) && geteuid())
-		SKIP(return false, "needs root to set the sysctls and drop to nobody");
-	return true;
+	const char *why = ptsim_missing(needs);
+
+	if (why)
+		SKIP(return, "%s", why);
 }
 
 /* The cases that need nothing but ptsim (and ptsim_mark, its cap). */
 FIXTURE(ptsim) {};
 FIXTURE_SETUP(ptsim)
 {
-	have(_metadata, NEED_PTSIM);
+	need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(ptsim) {}
@@ -90,7 +74,7 @@ FIXTURE_TEARDOWN(ptsim) {}
 FIXTURE(ptsim_mark) {};
 FIXTURE_SETUP(ptsim_mark)
 {
-	have(_metadata, NEED_PTSIM | NEED_MARK);
+	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK);
 }
 
 FIXTURE_TEARDOWN(ptsim_mark) {}
@@ -98,7 +82,7 @@ FIXTURE_TEARDOWN(ptsim_mark) {}
 FIXTURE(mark_pmi) {};
 FIXTURE_SETUP(mark_pmi)
 {
-	have(_metadata, NEED_PTSIM | NEED_MARK | NEED_MARK_PMI);
+	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_pmi) {}
@@ -273,8 +257,8 @@ FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) {
 
 FIXTURE_SETUP(aux_sample)
 {
-	have(_metadata, NEED_PTSIM | NEED_AUX_SAMPLE |
-		       (variant->how & SAMPLE_NMI ? NEED_MARK : 0));
+	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE |
+	     (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
 }
 
 FIXTURE_TEARDOWN(aux_sample) {}
@@ -304,7 +288,7 @@ TEST_F(aux_sample, samples)
 FIXTURE(aux_sample_size) {};
 FIXTURE_SETUP(aux_sample_size)
 {
-	have(_metadata, NEED_PTSIM | NEED_AUX_SAMPLE);
+	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE);
 }
 
 FIXTURE_TEARDOWN(aux_sample_size) {}
@@ -634,7 +618,7 @@ FIXTURE_VARIANT_ADD(aux_record, collision) {
 
 FIXTURE_SETUP(aux_record)
 {
-	have(_metadata, NEED_PTSIM);
+	need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(aux_record) {}
@@ -857,7 +841,7 @@ FIXTURE_VARIANT_ADD(aux_watermark, explicit) {
 
 FIXTURE_SETUP(aux_watermark)
 {
-	have(_metadata, NEED_PTSIM);
+	need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(aux_watermark) {}
@@ -1000,8 +984,8 @@ FIXTURE_VARIANT_ADD(aux_mlock, one_short) { .rlim_delta = -1 };
 
 FIXTURE_SETUP(aux_mlock)
 {
-	if (have(_metadata, NEED_PTSIM | NEED_ROOT))
-		sysctls_save(_metadata, &self->saved);
+	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT);
+	sysctls_save(_metadata, &self->saved);
 }
 
 /* In the parent, as root: the test drops to nobody. */
@@ -1256,7 +1240,7 @@ FIXTURE_VARIANT(aux_probe) {
 
 /* ptsim's three registrations map the one-page AUX area. */
 FIXTURE_VARIANT_ADD(aux_probe, ptsim) {
-	.needs = NEED_PTSIM,
+	.needs = PTSIM_NEED_PMU,
 	.probes = {
 		{ .pmu = "ptsim", .step = PROBE_AUX },
 		{ .pmu = "ptsim_nosg", .step = PROBE_AUX },
@@ -1270,7 +1254,7 @@ FIXTURE_VARIANT_ADD(aux_probe, ptsim) {
  * as far as the AUX mmap(), which is EOPNOTSUPP.
  */
 FIXTURE_VARIANT_ADD(aux_probe, no_aux) {
-	.needs = NEED_MARK,
+	.needs = PTSIM_NEED_MARK,
 	.probes = {
 		{ .pmu = "software", .config = PERF_COUNT_SW_DUMMY,
 		  .step = PROBE_AUX, .err = EOPNOTSUPP },
@@ -1285,7 +1269,7 @@ FIXTURE_VARIANT_ADD(aux_probe, no_aux) {
  * answers again.
  */
 FIXTURE_VARIANT_ADD(aux_probe, busy) {
-	.needs = NEED_PTSIM,
+	.needs = PTSIM_NEED_PMU,
 	.probes = {
 		{ .pmu = "ptsim", .as = AS_BUSY,
 		  .step = PROBE_OPEN, .err = EBUSY },
@@ -1303,7 +1287,7 @@ FIXTURE_VARIANT_ADD(aux_probe, busy) {
  * before the has_aux() check.
  */
 FIXTURE_VARIANT_ADD(aux_probe, nobody) {
-	.needs = NEED_PTSIM | NEED_ROOT,
+	.needs = PTSIM_NEED_PMU | PTSIM_NEED_ROOT,
 	.probes = {
 		{ .pmu = "ptsim", .as = AS_NOBODY, .step = PROBE_AUX },
 		{ .pmu = "ptsim", .kernel = true, .as = AS_NOBODY,
@@ -1319,13 +1303,14 @@ FIXTURE_VARIANT_ADD(aux_probe, nobody) {
 
 FIXTURE_SETUP(aux_probe)
 {
-	if (have(_metadata, variant->needs) && (variant->needs & NEED_ROOT))
+	need(_metadata, variant->needs);
+	if (variant->needs & PTSIM_NEED_ROOT)
 		sysctls_save(_metadata, &self->saved);
 }
 
 FIXTURE_TEARDOWN(aux_probe)
 {
-	if (variant->needs & NEED_ROOT)
+	if (variant->needs & PTSIM_NEED_ROOT)
 		sysctls_restore(_metadata, &self->saved);
 }
 

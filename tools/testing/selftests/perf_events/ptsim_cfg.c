@@ -89,3 +89,27 @@ int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 {
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, 0);
 }
+
+/*
+ * ptsim_missing() - What of @needs (PTSIM_NEED_*) this system lacks.
+ * Return: why a case that needs it must skip, or NULL if nothing lacks.
+ */
+const char *ptsim_missing(unsigned int needs)
+{
+	if ((needs & (PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI)) &&
+	    (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0))
+		return "no ptsim_mark PMU";
+	if (ptsim_type() < 0)
+		return "no ptsim PMU";
+	if ((needs & PTSIM_NEED_AUX_SAMPLE) && !ptsim_cap("aux_sample"))
+		return PTSIM_NO_AUX_SAMPLE;
+	if ((needs & PTSIM_NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
+		return PTSIM_NO_MARK_PMI;
+	if ((needs & PTSIM_NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs 2 CPUs";
+	if ((needs & PTSIM_NEED_HOTPLUG) && !cpu_hotplug_possible())
+		return "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)";
+	if ((needs & PTSIM_NEED_ROOT) && geteuid())
+		return "needs root to set the sysctls and drop to nobody";
+	return NULL;
+}

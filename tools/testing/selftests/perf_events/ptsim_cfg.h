@@ -54,6 +54,22 @@ long ptsim_cap(const char *name);
 #define PTSIM_NO_MARK_PMI	"ptsim_mark has no PMI (a module: caps/mark_pmi 0)"
 
 /*
+ * What a case needs of the system: a fixture's setup skips the case,
+ * with ptsim_missing()'s reason, unless all of it is there.
+ */
+enum {
+	PTSIM_NEED_PMU		= 1 << 0,	/* ptsim */
+	PTSIM_NEED_MARK		= 1 << 1,	/* ptsim_mark */
+	PTSIM_NEED_MARK_PMI	= 1 << 2,	/* ptsim_mark's PMI: caps/mark_pmi */
+	PTSIM_NEED_AUX_SAMPLE	= 1 << 3,	/* caps/aux_sample */
+	PTSIM_NEED_2CPUS	= 1 << 4,
+	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* CPU 1 can go offline */
+	PTSIM_NEED_ROOT		= 1 << 6,	/* to set sysctls, drop to nobody */
+};
+
+const char *ptsim_missing(unsigned int needs);
+
+/*
  * ptsim's PMIs handled in NMI so far, summed over the CPUs, from debugfs
  * ptsim/nmi (root only): "pmi" (transactions ended and begun, or
  * truncated, by the NMI handler), "mark" (ptsim_mark overflows) or

@@ -42,29 +42,19 @@ static void expect_clean(struct __test_metadata *_metadata, struct sess *s,
  * ptsim_mark's PMI, has the forms written so far.  A variant's needs add
  * to its fixture's.
  */
-#define NEED_2CPUS	0x1
-#define NEED_HOTPLUG	0x2
-#define NEED_MARK	0x4
-
+/* From a fixture's setup: skip the case unless @needs are met. */
 static void need(struct __test_metadata *_metadata, unsigned int needs)
 {
-	if ((needs & NEED_MARK) &&
-	    (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0))
-		SKIP(return, "no ptsim_mark PMU");
-	if ((needs & NEED_MARK) && !ptsim_cap("mark_pmi"))
-		SKIP(return, PTSIM_NO_MARK_PMI);
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if ((needs & NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs 2 CPUs");
-	if ((needs & NEED_HOTPLUG) && !cpu_hotplug_possible())
-		SKIP(return, "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)");
+	const char *why = ptsim_missing(needs);
+
+	if (why)
+		SKIP(return, "%s", why);
 }
 
 FIXTURE(ptsim) {};
 FIXTURE_SETUP(ptsim)
 {
-	need(_metadata, 0);
+	need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(ptsim) {}
@@ -72,7 +62,7 @@ FIXTURE_TEARDOWN(ptsim) {}
 FIXTURE(two_cpus) {};
 FIXTURE_SETUP(two_cpus)
 {
-	need(_metadata, NEED_2CPUS);
+	need(_metadata, PTSIM_NEED_2CPUS);
 }
 
 FIXTURE_TEARDOWN(two_cpus) {}
@@ -80,7 +70,7 @@ FIXTURE_TEARDOWN(two_cpus) {}
 FIXTURE(hotplug) {};
 FIXTURE_SETUP(hotplug)
 {
-	need(_metadata, NEED_HOTPLUG);
+	need(_metadata, PTSIM_NEED_HOTPLUG);
 }
 
 FIXTURE_TEARDOWN(hotplug) {}
@@ -88,7 +78,7 @@ FIXTURE_TEARDOWN(hotplug) {}
 FIXTURE(mark) {};
 FIXTURE_SETUP(mark)
 {
-	need(_metadata, NEED_MARK);
+	need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark) {}
@@ -103,7 +93,10 @@ FIXTURE_VARIANT(form) {
 
 FIXTURE_VARIANT_ADD(form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(form, shared) { .form = SHARED };
-FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = NEED_2CPUS };
+FIXTURE_VARIANT_ADD(form, inherited) {
+	.form = INHERITED, .needs = PTSIM_NEED_2CPUS,
+};
+
 FIXTURE_SETUP(form)
 {
 	need(_metadata, variant->needs);
@@ -121,7 +114,7 @@ FIXTURE_VARIANT_ADD(mark_form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
 FIXTURE_SETUP(mark_form)
 {
-	need(_metadata, NEED_MARK | variant->needs);
+	need(_metadata, PTSIM_NEED_MARK_PMI | variant->needs);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
