@@ -148,14 +148,14 @@ SUITES = [
     # the rewrite's own suite: ours only (not compared with upstream, so
     # only this line notices if it stops running)
     S('kunit/perf_aux', min={'qemu,debug': 17}),
-    # The reproducer of patch 0031 (kmemleak's warning under its object
-    # lock, lockdep at a CPU offline), first: later, vmalloc serves a
+    # The reproducer of the series' mm/kmemleak fix (its warning under
+    # object->lock, lockdep at a CPU offline), first: later, vmalloc serves a
     # module's areas from its per-node pools, kmemleak adds no scan area
     # and the reproducer reproduces nothing (it then fails).  A skip
     # without kmemleak, failslab and lockdep: it runs on the debug kernel.
     S('kmemleak/scan_area', 'kmemleak-scan-area', 120, {'check': {}},
       min=plan('scripts/guest/kmemleak-scan-area'), skips=[
-        ('qemu', '*', "patch 0031's reproducer needs kmemleak, failslab and lockdep: the debug kernel's"),
+        ('qemu', '*', "the kmemleak fix's reproducer needs kmemleak, failslab and lockdep: the debug kernel's"),
         ('upstream', '*', 'the same')]),
     # -- the kselftest programs (tools/testing/selftests/perf_events);
     # the check list runs every one the guest has, in name order --

@@ -912,8 +912,9 @@ TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
  * and once the leader is closed too no ptsim event may be left alive
  * (debugfs ptsim/events).
  *
- * Without patch 0019, on the debug kernel: "leaked: ptsim_events 0 -> 6",
- * two leaders for each kind (the failure points after
+ * Without the fix "perf/core: Drop the AUX event reference when
+ * perf_event_open() fails", on the debug kernel: "leaked: ptsim_events
+ * 0 -> 6", two leaders for each kind (the failure points after
  * perf_get_aux_event() are anon_inode_getfile()'s allocations, its
  * dentry and its file: read in the code, not traced).  The leaked
  * leaders are per-task events of an exclusive PMU, so ptsim's exclusive
@@ -1013,15 +1014,15 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
  * also run as nobody at perf_event_paranoid 2, since that is all it
  * takes.
  *
- * Without patch 0019 the leader is never freed after its close(): the
- * leak check reports "ptsim_events 0 -> 1" after the first open, and
- * with it the PMU's exclusive count stays, so the per-CPU open that
- * follows fails with EBUSY (after a per-task leader: until the next
- * boot, for every user).  Seen 2026-11-25 on the upstream kernel with
- * 0019 reverted: "ptsim_events 0 -> 1", "-> 2", "-> 3" for the three
- * kinds, each followed by "a per-CPU ptsim event after the ... member:
- * Device or resource busy", then the per-CPU leader itself EBUSY; a
- * second run in the same boot started from 3 and left 6.
+ * Without aux_member_open_injected's fix the leader is never freed
+ * after its close(): the leak check reports "ptsim_events 0 -> 1" after
+ * the first open, and with it the PMU's exclusive count stays, so the
+ * per-CPU open that follows fails with EBUSY (after a per-task leader:
+ * until the next boot, for every user).  Seen 2026-11-25 on the upstream
+ * kernel with that fix reverted: "ptsim_events 0 -> 1", "-> 2", "-> 3"
+ * for the three kinds, each followed by "a per-CPU ptsim event after the
+ * ... member: Device or resource busy", then the per-CPU leader itself
+ * EBUSY; a second run in the same boot started from 3 and left 6.
  */
 enum member_kind { MEMBER_SAMPLER, MEMBER_PAUSE, MEMBER_RESUME, MEMBER_KINDS };
 
@@ -1159,12 +1160,14 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
  * each munmap() gives nobody back what its mmap() took.  Afterwards
  * root's own perf_mlock must be back where it was (the fixture's check).
  *
- * Without patch 0026, 6.12 charges the AUX pages to nobody (the mapping
- * user) and uncharges them from root (rb->mmap_user): nobody's second
- * mmap() fails ("nobody's AUX mmap() of 8 pages: Operation not
- * permitted"), and root's perf_mlock no longer reads as before ("leaked:
- * perf_mlock 0 -> 512"; seen 2026-11-25 on the upstream kernel with
- * 0019 and 0026-0028 reverted).
+ * Without "perf/core: Uncharge an AUX area from the user who mapped it",
+ * 6.12 charges the AUX pages to nobody (the mapping user) and uncharges
+ * them from root (rb->mmap_user): nobody's second mmap() fails ("nobody's
+ * AUX mmap() of 8 pages: Operation not permitted"), and root's
+ * perf_mlock no longer reads as before ("leaked: perf_mlock 0 -> 512";
+ * seen 2026-11-25 on the upstream kernel with this fix reverted, and
+ * those of aux_map_dofork, aux_member_open_injected and ptsim_test's
+ * full_buffer_disables).
  */
 TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 {
@@ -1247,11 +1250,13 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
  * child exit: the child's exit is the last munmap() of that area.  This
  * process's VmPin must then be back at its baseline.
  *
- * Without patch 0027, 6.12 uncharges the mm of whoever unmaps last (the
- * child's): this process keeps the pages in VmPin for as long as it
- * lives, and under an RLIMIT_MEMLOCK that fits one buffer it can never
- * map one again.  Seen 2026-11-25 on the upstream kernel with 0019 and
- * 0026-0028 reverted: "leaked: vm_pin 0 -> 10" after the AUX round (its
+ * Without "perf/core: Uncharge pinned pages from the mm they were charged
+ * to", 6.12 uncharges the mm of whoever unmaps last (the child's): this
+ * process keeps the pages in VmPin for as long as it lives, and under an
+ * RLIMIT_MEMLOCK that fits one buffer it can never map one again.  Seen
+ * 2026-11-25 on the upstream kernel with this fix reverted, and those of
+ * aux_map_by_another_user, aux_member_open_injected and ptsim_test's
+ * full_buffer_disables: "leaked: vm_pin 0 -> 10" after the AUX round (its
  * 8 pages, and the data area's 2: the child's copy held the buffer's
  * last mapping too), "0 -> 12" after the data round.
  */
@@ -1570,8 +1575,9 @@ static void *toucher_main(void *p)
  * area is unmapped, the page is freed while mapped, which the debug
  * kernel reports as a bad page state or a use-after-free.
  *
- * Seen 2026-11-23 on the upstream kernel with patch 0020 reversed (which
- * is upstream 6.12 as released): "round 1: 0 bad faults in the parent,
+ * Seen 2026-11-23 on the upstream kernel with "perf/aux: Set the AUX
+ * area's offset before its pages can be found" reversed (which is
+ * upstream 6.12 as released): "round 1: 0 bad faults in the parent,
  * 207 in the child", and the test failed in its first round.
  */
 TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
