@@ -49,7 +49,7 @@ static struct pmu ptsim_pmu;
  * PERF_ATTACH_ITRACE in the event's attach_state, from pmu::start with
  * interrupts disabled, as the built-in drivers do.  The record is the
  * same either way; the module merely depends on the function's body
- * (one flag, since v4.3) instead of its name.
+ * (one flag in 6.12's kernel/events/core.c) instead of its name.
  */
 static void ptsim_itrace_started(struct perf_event *event)
 {
