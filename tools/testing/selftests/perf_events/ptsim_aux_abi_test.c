@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 static struct perf_event_attr sw_attr(__u64 config, __u64 period)
 {
@@ -53,20 +54,11 @@ static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
 	return attr;
 }
 
-/* From a fixture's setup: skip the case unless @needs are met. */
-static void need(struct __test_metadata *_metadata, unsigned int needs)
-{
-	const char *why = ptsim_missing(needs);
-
-	if (why)
-		SKIP(return, "%s", why);
-}
-
 /* The cases that need nothing but ptsim (and ptsim_mark, its cap). */
 FIXTURE(ptsim) {};
 FIXTURE_SETUP(ptsim)
 {
-	need(_metadata, PTSIM_NEED_PMU);
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(ptsim) {}
@@ -74,7 +66,7 @@ FIXTURE_TEARDOWN(ptsim) {}
 FIXTURE(ptsim_mark) {};
 FIXTURE_SETUP(ptsim_mark)
 {
-	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK);
 }
 
 FIXTURE_TEARDOWN(ptsim_mark) {}
@@ -82,7 +74,7 @@ FIXTURE_TEARDOWN(ptsim_mark) {}
 FIXTURE(mark_pmi) {};
 FIXTURE_SETUP(mark_pmi)
 {
-	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_pmi) {}
@@ -257,8 +249,8 @@ FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) {
 
 FIXTURE_SETUP(aux_sample)
 {
-	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE |
-	     (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE |
+		   (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
 }
 
 FIXTURE_TEARDOWN(aux_sample) {}
@@ -288,7 +280,7 @@ TEST_F(aux_sample, samples)
 FIXTURE(aux_sample_size) {};
 FIXTURE_SETUP(aux_sample_size)
 {
-	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE);
 }
 
 FIXTURE_TEARDOWN(aux_sample_size) {}
@@ -618,7 +610,7 @@ FIXTURE_VARIANT_ADD(aux_record, collision) {
 
 FIXTURE_SETUP(aux_record)
 {
-	need(_metadata, PTSIM_NEED_PMU);
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(aux_record) {}
@@ -841,7 +833,7 @@ FIXTURE_VARIANT_ADD(aux_watermark, explicit) {
 
 FIXTURE_SETUP(aux_watermark)
 {
-	need(_metadata, PTSIM_NEED_PMU);
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(aux_watermark) {}
@@ -984,7 +976,7 @@ FIXTURE_VARIANT_ADD(aux_mlock, one_short) { .rlim_delta = -1 };
 
 FIXTURE_SETUP(aux_mlock)
 {
-	need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT);
 	sysctls_save(_metadata, &self->saved);
 }
 
@@ -1303,7 +1295,7 @@ FIXTURE_VARIANT_ADD(aux_probe, nobody) {
 
 FIXTURE_SETUP(aux_probe)
 {
-	need(_metadata, variant->needs);
+	ptsim_need(_metadata, variant->needs);
 	if (variant->needs & PTSIM_NEED_ROOT)
 		sysctls_save(_metadata, &self->saved);
 }

@@ -54,8 +54,9 @@ long ptsim_cap(const char *name);
 #define PTSIM_NO_MARK_PMI	"ptsim_mark has no PMI (a module: caps/mark_pmi 0)"
 
 /*
- * What a case needs of the system: a fixture's setup skips the case,
- * with ptsim_missing()'s reason, unless all of it is there.
+ * What a case needs of the system: a fixture's setup skips the case
+ * (ptsim_need(), ptsim_harness.h) with ptsim_missing()'s reason,
+ * unless all of it is there.
  */
 enum {
 	PTSIM_NEED_PMU		= 1 << 0,	/* ptsim */

@@ -11,6 +11,7 @@
 #include "ptsim_lib.h"
 #include "ptsim_leak.h"
 #include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 /*
  * The trace decodes, and its sequence numbers have no gap, or, if the
@@ -42,19 +43,10 @@ static void expect_clean(struct __test_metadata *_metadata, struct sess *s,
  * ptsim_mark's PMI, has the forms written so far.  A variant's needs add
  * to its fixture's.
  */
-/* From a fixture's setup: skip the case unless @needs are met. */
-static void need(struct __test_metadata *_metadata, unsigned int needs)
-{
-	const char *why = ptsim_missing(needs);
-
-	if (why)
-		SKIP(return, "%s", why);
-}
-
 FIXTURE(ptsim) {};
 FIXTURE_SETUP(ptsim)
 {
-	need(_metadata, PTSIM_NEED_PMU);
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(ptsim) {}
@@ -62,7 +54,7 @@ FIXTURE_TEARDOWN(ptsim) {}
 FIXTURE(two_cpus) {};
 FIXTURE_SETUP(two_cpus)
 {
-	need(_metadata, PTSIM_NEED_2CPUS);
+	ptsim_need(_metadata, PTSIM_NEED_2CPUS);
 }
 
 FIXTURE_TEARDOWN(two_cpus) {}
@@ -70,7 +62,7 @@ FIXTURE_TEARDOWN(two_cpus) {}
 FIXTURE(hotplug) {};
 FIXTURE_SETUP(hotplug)
 {
-	need(_metadata, PTSIM_NEED_HOTPLUG);
+	ptsim_need(_metadata, PTSIM_NEED_HOTPLUG);
 }
 
 FIXTURE_TEARDOWN(hotplug) {}
@@ -78,7 +70,7 @@ FIXTURE_TEARDOWN(hotplug) {}
 FIXTURE(mark) {};
 FIXTURE_SETUP(mark)
 {
-	need(_metadata, PTSIM_NEED_MARK_PMI);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark) {}
@@ -99,7 +91,7 @@ FIXTURE_VARIANT_ADD(form, inherited) {
 
 FIXTURE_SETUP(form)
 {
-	need(_metadata, variant->needs);
+	ptsim_need(_metadata, variant->needs);
 }
 
 FIXTURE_TEARDOWN(form) {}
@@ -114,7 +106,7 @@ FIXTURE_VARIANT_ADD(mark_form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
 FIXTURE_SETUP(mark_form)
 {
-	need(_metadata, PTSIM_NEED_MARK_PMI | variant->needs);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI | variant->needs);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
