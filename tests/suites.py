@@ -165,7 +165,14 @@ SUITES = [
         # full buffer did not disable"), the bug the series' fix "perf/aux:
         # Disable the event for real when its AUX area is full" fixes
         # (mainline 1476b218327b, v6.16-rc4): left out, so not compared.
-        'stock': {'args': '-T full_buffer_disables', 'after': 'perf/record'},
+        # Debian's kernel oopsed once in 7 stock boots (2026-11-27) as CPU 1
+        # went offline in the hotplug fixture's cases: a NULL dereference
+        # in mt_find() under fixup_irqs() (take_cpu_down), then "kernel
+        # BUG at kernel/cpu.c:1364", both with garbage EFLAGS, ptsim.ko
+        # loaded.  Not seen on our kernels, which run the same cases in
+        # every boot; whether ptsim.ko takes part is open (the note of
+        # that day): left out on stock until it is known.
+        'stock': {'args': '-T full_buffer_disables -F hotplug', 'after': 'perf/record'},
         'smp8': {'args': '-t every_cpu -t pause_resume_every_cpu -t cpu_hotplug_task -t cpu_hotplug_cpu',
                  'timeout': 600}},
       # The fixtures mark and mark_form (the cases whose pause and resume
@@ -272,8 +279,9 @@ SUITES = [
     # make coverage (scripts/coverage.sh): the gcov data, for the transfer disk.
     S('coverage/gcov', 'gcov-collect', 120, {'coverage': {}}),
     # -- the host's checks (scripts/check.sh): no list runs them --
-    # aux-decode on every trace the guest left
-    S('decode', min={'*': 32, 'stock': 25, '*@smp8': 17},
+    # aux-decode on every trace the guest left (stock: 24, without the
+    # trace of ptsim_test's hotplug cases, left out there)
+    S('decode', min={'*': 32, 'stock': 24, '*@smp8': 17},
       differs=[('module_*', 'ok', 'missing', 'the traces ptsim-module-test leaves')]),
     # perf's recordings (scripts/perf-check.py)
     S('perf', min={'*': 134, 'stock': 135, '*@smp8': 20}),
