@@ -99,8 +99,8 @@ static void take_sample(const struct auxc_record *r, void *arg)
 	const unsigned char *body = (const unsigned char *)(r->hdr + 1);
 	struct sample_want *sw = arg;
 	struct samples *out = sw->out;
-	struct sess snap = { .snapshot = true };
-	struct walk w;
+	struct capture snap = { .snapshot = true };
+	struct pt_check w;
 	__u64 size = 0;
 
 	if (r->hdr->type == PERF_RECORD_LOST)
@@ -117,7 +117,7 @@ static void take_sample(const struct auxc_record *r, void *arg)
 		return;
 	}
 	memset(&w, 0, sizeof(w));
-	walk_piece(&snap, &w, body + sizeof(size), size, 0, 0);
+	pt_check_piece(&snap, &w, body + sizeof(size), size, 0, 0);
 	out->errors += w.errors;
 	out->unexplained += w.unexplained;
 	if (w.ptw64) {
@@ -177,7 +177,7 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	const int data_pages = 64, cpu = shared ? 0 : -1;
 	struct perf_event_mmap_page *pg;
 	int fd, sfd, owner, go;
-	struct sess s;
+	struct capture s;
 	long psz = sysconf(_SC_PAGESIZE);
 	double end;
 	pid_t pid;
@@ -194,7 +194,7 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	ASSERT_GE(sfd, 0) TH_LOG("sampler: %s", strerror(errno));
 	owner = shared ? dummy_open_on(0, cpu) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, aux_pages, true));
+	ASSERT_EQ(0, capture_map_shared(&s, fd, owner, 0, 16, aux_pages, true));
 	pg = mmap(NULL, (1 + data_pages) * psz, PROT_READ | PROT_WRITE,
 		  MAP_SHARED, sfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
@@ -218,7 +218,7 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	if (owner != fd)
 		close(owner);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 FIXTURE(aux_sample) {};
@@ -494,8 +494,8 @@ TEST_F(ptsim_mark, aux_output_samples_in_trace)
 	struct perf_event_attr attr, mark = mark_attr(16, true);
 	int fd, mfd, go, status;
 	__u64 count = 0;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	ptsim_attr(&attr, 0);
@@ -505,14 +505,14 @@ TEST_F(ptsim_mark, aux_output_samples_in_trace)
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	mfd = perf_open(&mark, pid, -1, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 2048, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	release(go);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(sizeof(count), read(mfd, &count, sizeof(count)));
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "aux_output");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "aux_output");
 	TH_LOG("ticks=%llu samples=%lu last=%u skips=%lu ovf=%lu truncated=%lu",
 	       (unsigned long long)count, w.marks, w.last_mark, w.mark_skips,
 	       w.ovf, s.truncated);
@@ -535,7 +535,7 @@ TEST_F(ptsim_mark, aux_output_samples_in_trace)
 	EXPECT_EQ(0, w.bad_ips);
 	close(mfd);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -566,7 +566,7 @@ TEST_F(ptsim_mark, aux_output_leader_closed)
 #define FMT		0x2a	/* a PMU format type, as CoreSight reports one */
 
 /* Offsets of the OVF packets in a normal-mode trace (file == AUX offset). */
-static size_t find_ovfs(struct sess *s, __u64 **at)
+static size_t find_ovfs(struct capture *s, __u64 **at)
 {
 	size_t i = 0, n, cnt = 0, cap = 0;
 
@@ -588,7 +588,7 @@ FIXTURE(aux_record) {};
 FIXTURE_VARIANT(aux_record) {
 	int loss;		/* config1's aux_loss: 1 PARTIAL, 2 COLLISION */
 	bool overflow;		/* a FIFO that overflows at every tick */
-	const char *trace;	/* sess_save()'s name */
+	const char *trace;	/* capture_save()'s name */
 };
 
 FIXTURE_VARIANT_ADD(aux_record, format) {
@@ -634,7 +634,7 @@ TEST_F(aux_record, flags)
 	struct perf_event_attr attr;
 	size_t i, j, novf;
 	int fd, go, status;
-	struct sess s;
+	struct capture s;
 	__u64 *ovf;
 	pid_t pid;
 
@@ -650,12 +650,12 @@ TEST_F(aux_record, flags)
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 64, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 64, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	sess_save(&s, variant->trace);
+	capture_save(&s, variant->trace);
 
 	novf = find_ovfs(&s, &ovf);
 	for (i = 0; i < s.nrecs; i++) {
@@ -695,7 +695,7 @@ TEST_F(aux_record, flags)
 	EXPECT_EQ(lossy && overflow, flagged > 0);
 	free(ovf);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -708,7 +708,7 @@ TEST_F(ptsim, aux_record_format_only_is_silent)
 {
 	struct perf_event_attr attr;
 	int fd, go, i, flushed = 0;
-	struct sess s;
+	struct capture s;
 	pid_t pid;
 
 	ptsim_attr(&attr, 0);
@@ -718,7 +718,7 @@ TEST_F(ptsim, aux_record_format_only_is_silent)
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 16, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 16, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 	for (i = 0; i < 20; i++) {
@@ -731,17 +731,17 @@ TEST_F(ptsim, aux_record_format_only_is_silent)
 	EXPECT_TRUE(stop_burner(pid));
 	if (i < 20) {
 		close(fd);
-		sess_free(&s);
+		capture_free(&s);
 		SKIP(return, "no PERF_EVENT_IOC_FLUSH in this kernel (ENOTTY)");
 	}
-	sess_poll(&s, 0);
+	capture_poll(&s, 0);
 	TH_LOG("flushes=%d aux_records=%lu bytes=%zu", flushed, s.aux_records,
 	       s.len);
 	EXPECT_EQ(20, flushed);
 	EXPECT_EQ(0, s.aux_records);
 	EXPECT_EQ(0, s.len);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* ---- aux_watermark ---- */
@@ -756,7 +756,7 @@ TEST_F(ptsim, aux_record_format_only_is_silent)
  * multiples too: check that some record runs across the middle between
  * two multiples of wm.
  */
-static void check_watermark(struct __test_metadata *_metadata, struct sess *s,
+static void check_watermark(struct __test_metadata *_metadata, struct capture *s,
 			    __u64 wm)
 {
 	__u64 end = 0, m, half_crossed = 0, missing = 0, overrun = 0;
@@ -818,7 +818,7 @@ static void check_watermark(struct __test_metadata *_metadata, struct sess *s,
 FIXTURE(aux_watermark) {};
 FIXTURE_VARIANT(aux_watermark) {
 	__u32 aux_watermark;	/* 0: none, so half the AUX area */
-	const char *trace;	/* sess_save()'s name */
+	const char *trace;	/* capture_save()'s name */
 };
 
 /* No aux_watermark: half the AUX area. */
@@ -848,7 +848,7 @@ TEST_F(aux_watermark, records)
 {
 	struct perf_event_attr attr;
 	int fd, go, status;
-	struct sess s;
+	struct capture s;
 	pid_t pid;
 
 	ptsim_attr(&attr, PTSIM_CFG1_REGION(10));
@@ -859,15 +859,15 @@ TEST_F(aux_watermark, records)
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, attr.config1, 16, 32, false));
+	ASSERT_EQ(0, capture_map(&s, fd, attr.config1, 16, 32, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	sess_save(&s, variant->trace);
+	capture_save(&s, variant->trace);
 	close(fd);
 	check_watermark(_metadata, &s, variant->aux_watermark ?: s.aux_size / 2);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* ---- locked memory ---- */
@@ -1054,8 +1054,8 @@ TEST_F(ptsim, itrace_start_once)
 {
 	struct perf_event_attr attr;
 	int fd, p[2], status, i;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 	char c;
 
@@ -1077,13 +1077,13 @@ TEST_F(ptsim, itrace_start_once)
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	/* Larger than the trace: the buffer never fills (no restarts). */
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(p[1]);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "itrace_start_once");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "itrace_start_once");
 	TH_LOG("itrace_start=%lu aux_records=%lu pge=%lu bytes=%zu",
 	       s.itrace_start, s.aux_records, w.pge, s.len);
 	EXPECT_EQ(1, s.itrace_start);
@@ -1097,7 +1097,7 @@ TEST_F(ptsim, itrace_start_once)
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.unexplained);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* ---- Which PMUs have an AUX area: the probe ---- */

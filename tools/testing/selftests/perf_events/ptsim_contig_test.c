@@ -55,8 +55,8 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 	struct perf_event_attr attr;
 	int fd, go, status, pages, nr_runs = 0, i, short_runs = 0;
 	int total = 0;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	if (pmu_type(pmu) < 0)
@@ -67,7 +67,7 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("%s: perf_event_open: %s", pmu, strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, config, 16, aux_pages, snapshot))
+	ASSERT_EQ(0, capture_map(&s, fd, config, 16, aux_pages, snapshot))
 		TH_LOG("%s: mmap of %d AUX pages", pmu, aux_pages);
 	pages = read_runs(runs, &nr_runs);
 	ASSERT_EQ(aux_pages, pages) TH_LOG("%s not readable", SETUP_AUX);
@@ -87,19 +87,19 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 		/* The exit stops the event, which publishes aux_head. */
 		status = -1;
 		EXPECT_EQ(pid, waitpid(pid, &status, 0));
-		sess_read_records(&s);
-		sess_snapshot(&s);
+		capture_read_records(&s);
+		capture_snapshot(&s);
 	} else {
-		status = consume_until_exit(&s, pid);
+		status = capture_until_exit(&s, pid);
 	}
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	walk_trace(&s, &w, 0);
+	pt_check_trace(&s, &w, 0);
 	TH_LOG("%s: bytes=%zu ptw=%lu", pmu, s.len, w.ptw64);
 	EXPECT_GT(w.ptw64, 0);
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.unexplained);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* Chunks of one watermark: the default, half of 256 pages. */

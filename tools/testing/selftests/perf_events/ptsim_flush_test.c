@@ -48,13 +48,13 @@ static __u64 count_of(int fd)
 	return v;
 }
 
-static __u64 aux_head(struct sess *s)
+static __u64 aux_head(struct capture *s)
 {
 	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
 }
 
 /* Trace bytes that are not PAD: what the engine queued and the DMA wrote. */
-static size_t nonpad(const struct sess *s, const struct walk *w)
+static size_t nonpad(const struct capture *s, const struct pt_check *w)
 {
 	return s->len - w->pad;
 }
@@ -64,21 +64,21 @@ static size_t nonpad(const struct sess *s, const struct walk *w)
  * read before them (a record is logged before aux_head moves past its
  * data, so every record for that data is already there).  Returns the head.
  */
-static __u64 take(struct sess *s)
+static __u64 take(struct capture *s)
 {
 	__u64 head = aux_head(s), tail = s->pg->aux_tail;
 
-	sess_read_records(s);
+	capture_read_records(s);
 	if (s->snapshot)
 		return head;
 	if (head != tail)
-		sess_append(s, tail, head - tail);
+		capture_append(s, tail, head - tail);
 	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
 	return head;
 }
 
 /* Does a PERF_RECORD_AUX describe data up to @head? */
-static bool record_ends_at(struct sess *s, __u64 head)
+static bool record_ends_at(struct capture *s, __u64 head)
 {
 	size_t i;
 
@@ -139,16 +139,16 @@ static int open_hold(struct __test_metadata *_metadata, bool noflush,
 #define HELD_BACK	(16 * 1024)
 
 static void expect_held_back(struct __test_metadata *_metadata,
-			     struct sess *s, int count_fd)
+			     struct capture *s, int count_fd)
 {
 	double end = now_ms() + 20000;
 	__u64 before;
-	struct walk w;
+	struct pt_check w;
 
 	do {
 		before = count_of(count_fd);
 		take(s);
-		walk_trace(s, &w, 0);
+		pt_check_trace(s, &w, 0);
 		if (nonpad(s, &w) + HELD_BACK < before)
 			break;
 		usleep(2000);
@@ -165,11 +165,11 @@ static void expect_held_back(struct __test_metadata *_metadata,
  * PERF_RECORD_AUX, every sequence number from 0 without a gap.
  */
 static void flush_and_check(struct __test_metadata *_metadata,
-			    struct sess *s, int fd, unsigned long arg,
+			    struct capture *s, int fd, unsigned long arg,
 			    int count_fd)
 {
 	__u64 before, head;
-	struct walk w;
+	struct pt_check w;
 
 	before = count_of(count_fd);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, arg))
@@ -179,9 +179,9 @@ static void flush_and_check(struct __test_metadata *_metadata,
 		/* No wrap in these tests: [0, head) is the whole trace. */
 		s->len = 0;
 		s->ncopies = 0;
-		sess_append(s, 0, head);
+		capture_append(s, 0, head);
 	}
-	walk_trace(s, &w, 0);
+	pt_check_trace(s, &w, 0);
 	TH_LOG("after FLUSH: count before=%llu in the AUX area=%zu head=%llu",
 	       (unsigned long long)before, nonpad(s, &w),
 	       (unsigned long long)head);
@@ -200,7 +200,7 @@ static void flush_and_check(struct __test_metadata *_metadata,
  * engine queued, so FLUSH neither lost nor duplicated anything.
  */
 static void stop_and_account(struct __test_metadata *_metadata,
-			     struct sess *s, int fd, struct walk *w)
+			     struct capture *s, int fd, struct pt_check *w)
 {
 	__u64 head;
 
@@ -209,9 +209,9 @@ static void stop_and_account(struct __test_metadata *_metadata,
 	if (s->snapshot) {
 		s->len = 0;
 		s->ncopies = 0;
-		sess_append(s, 0, head);
+		capture_append(s, 0, head);
 	}
-	walk_trace(s, w, 0);
+	pt_check_trace(s, w, 0);
 	TH_LOG("stopped: count=%llu trace=%zu pad=%lu ptw=%lu pge=%lu pgd=%lu",
 	       (unsigned long long)count_of(fd), s->len, w->pad, w->ptw64,
 	       w->pge, w->pgd);
@@ -260,8 +260,8 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 {
 	const int rounds = 5;
 	char trace[64];
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	int fd, i, go;
 	pid_t pid;
 
@@ -272,7 +272,7 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	release(go);
 	fd = open_hold(_metadata, noflush, -1, cpu, false);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
+	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 
 	for (i = 0; i < rounds; i++) {
@@ -282,7 +282,7 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 			usleep(20 * 1000);
 		flush_and_check(_metadata, &s, fd, 0, fd);
 	}
-	walk_trace(&s, &w, 0);
+	pt_check_trace(&s, &w, 0);
 	TH_LOG("%d flushes: enables=%lu pge=%lu pgd=%lu", rounds, w.enables,
 	       w.pge, w.pgd);
 	/*
@@ -295,9 +295,9 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 
 	stop_and_account(_metadata, &s, fd, &w);
 	snprintf(trace, sizeof(trace), "flush_%s_%s", name, tag);
-	sess_save(&s, trace);
+	capture_save(&s, trace);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* The event is active on the CPU that calls FLUSH. */
@@ -322,15 +322,15 @@ TEST_F(flush, other_cpu)
  */
 TEST_F(flush, not_active)
 {
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	size_t nrecs;
 	__u64 head;
 	int fd;
 
 	fd = open_hold(_metadata, variant->noflush, -1, 0, false);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
+	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, PERF_IOC_FLAG_GROUP));
 	EXPECT_EQ(0, aux_head(&s));
@@ -344,11 +344,11 @@ TEST_F(flush, not_active)
 
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, PERF_IOC_FLAG_GROUP));
-	sess_read_records(&s);
+	capture_read_records(&s);
 	EXPECT_EQ(head, aux_head(&s));
 	EXPECT_EQ(nrecs, s.nrecs) TH_LOG("FLUSH of a disabled event logged a record");
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 
 	/* Enabled, but without an AUX area ptsim refuses to run. */
 	fd = open_hold(_metadata, variant->noflush, -1, 0, false);
@@ -366,8 +366,8 @@ TEST_F(flush, not_active)
 TEST_F(flush, inherited)
 {
 	char trace[64];
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	int fd, go, kid = 0, other = 0;
 	size_t i;
 	pid_t pid;
@@ -378,7 +378,7 @@ TEST_F(flush, inherited)
 	ASSERT_EQ(0, pin_to(1));
 	fd = open_hold(_metadata, variant->noflush, 0, 0, true);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
+	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* The child burns until it is killed, after the flushes. */
 	pid = spawn_burner(-1, 0, &go);
@@ -404,9 +404,9 @@ TEST_F(flush, inherited)
 	EXPECT_GE(kid, 2);
 	EXPECT_EQ(0, other);
 	snprintf(trace, sizeof(trace), "flush_inherited_%s", variant->tag);
-	sess_save(&s, trace);
+	capture_save(&s, trace);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -423,15 +423,15 @@ TEST_F(flush, group)
 		.disabled = 1,
 	};
 	int fd, member, sw1, sw2, cpu = ncpus() > 1 ? 1 : 0;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 
 	ASSERT_EQ(0, pin_to(0));
 	fd = open_hold(_metadata, variant->noflush, -1, cpu, false);
 	ASSERT_GE(fd, 0);
 	member = perf_open(&sw, -1, cpu, fd);
 	ASSERT_GE(member, 0) TH_LOG("member: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
+	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 
 	EXPECT_EQ(-1, ioctl(member, PERF_EVENT_IOC_FLUSH, 0));
@@ -443,7 +443,7 @@ TEST_F(flush, group)
 	stop_and_account(_metadata, &s, fd, &w);
 	close(member);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 
 	sw1 = perf_open(&sw, -1, cpu, -1);
 	ASSERT_GE(sw1, 0);
@@ -464,8 +464,8 @@ TEST_F(flush, overwrite)
 {
 	char trace[64];
 	__u64 head1, before;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	double end;
 	size_t i;
 	int fd;
@@ -475,7 +475,7 @@ TEST_F(flush, overwrite)
 		       false);
 	ASSERT_GE(fd, 0);
 	/* 2 MiB: no wrap in the time of the test */
-	ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
+	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Wait for the engine to have queued 16 KiB, not for a time. */
 	for (end = now_ms() + 20000; count_of(fd) <= HELD_BACK && now_ms() < end;)
@@ -498,9 +498,9 @@ TEST_F(flush, overwrite)
 	}
 	stop_and_account(_metadata, &s, fd, &w);
 	snprintf(trace, sizeof(trace), "flush_overwrite_%s", variant->tag);
-	sess_save(&s, trace);
+	capture_save(&s, trace);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* ---- FLUSH racing munmap, close, disable and SET_OUTPUT ---- */
@@ -740,7 +740,7 @@ TEST_F(flush, stress)
 {
 	double end = now_ms() + 1500;
 	unsigned int kinds = 0;
-	struct sess s;
+	struct capture s;
 	int round, fd;
 
 	for (round = 0; round < 2 || now_ms() < end; round++)
@@ -752,13 +752,13 @@ TEST_F(flush, stress)
 	for (round = 0; round < ncpus(); round++) {
 		fd = open_hold(_metadata, variant->noflush, -1, round, false);
 		ASSERT_GE(fd, 0);
-		ASSERT_EQ(0, sess_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
+		ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		usleep(30 * 1000);
 		flush_and_check(_metadata, &s, fd, 0, fd);
 		EXPECT_GT(s.len, 0);
 		close(fd);
-		sess_free(&s);
+		capture_free(&s);
 	}
 }
 

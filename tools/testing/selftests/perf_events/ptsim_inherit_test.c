@@ -105,8 +105,8 @@ static void take_sample(const struct auxc_record *r, void *arg)
 	const unsigned char *body = (const unsigned char *)(r->hdr + 1);
 	struct sample_filter *sf = arg;
 	struct samples *out = sf->out;
-	struct sess snap = { .snapshot = true };
-	struct walk w = { };
+	struct capture snap = { .snapshot = true };
+	struct pt_check w = { };
 	__u32 ids[2];
 	__u64 size;
 
@@ -131,7 +131,7 @@ static void take_sample(const struct auxc_record *r, void *arg)
 		out->size = size;
 		return;
 	}
-	walk_piece(&snap, &w, body + 16, size, 0, 0);
+	pt_check_piece(&snap, &w, body + 16, size, 0, 0);
 	out->errors += w.errors;
 	out->unexplained += w.unexplained;
 	if (w.ptw64)
@@ -157,7 +157,7 @@ static void read_samples(struct perf_event_mmap_page *pg, long psz,
 /* The inherited group: a ptsim leader in snapshot mode, a sampler. */
 struct group {
 	int anchor, fd, sfd;
-	struct sess s;
+	struct capture s;
 	struct perf_event_mmap_page *pg;
 	long psz;
 };
@@ -185,7 +185,7 @@ static int group_open(struct __test_metadata *_metadata, struct group *g,
 	sw.aux_sample_size = SAMPLE_SIZE;
 	g->sfd = perf_open(&sw, 0, 0, g->fd);
 	ASSERT_GE(g->sfd, 0) TH_LOG("sampler: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&g->s, g->fd, 0, 16, 16, true));
+	ASSERT_EQ(0, capture_map(&g->s, g->fd, 0, 16, 16, true));
 	g->pg = mmap(NULL, (1 + DATA_PAGES) * g->psz, PROT_READ | PROT_WRITE,
 		     MAP_SHARED, g->sfd, 0);
 	ASSERT_NE(MAP_FAILED, g->pg);
@@ -200,7 +200,7 @@ static void group_close(struct group *g)
 	close(g->sfd);
 	close(g->fd);
 	close(g->anchor);
-	sess_free(&g->s);
+	capture_free(&g->s);
 }
 
 static void expect_samples(struct __test_metadata *_metadata,
@@ -327,8 +327,8 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 {
 	struct perf_event_attr attr, sw = member_attr(MEMBER_PERIOD_MS, nmi);
 	int anchor, fd, mfd = -1, go, status;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	anchor = anchor_open();
@@ -346,19 +346,19 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 		mfd = perf_open(&sw, 0, 0, fd);
 		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
 	}
-	EXPECT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	EXPECT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	pid = spawn_burner(200, 0, &go);
 	EXPECT_GT(pid, 0);
 	if (pid > 0) {
 		release(go);
-		status = consume_until_exit(&s, pid);
+		status = capture_until_exit(&s, pid);
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	}
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, name);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, name);
 	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu", name, s.len, w.ptw64,
 	       w.pge, w.pgd);
 	EXPECT_EQ(0, w.errors);
@@ -367,7 +367,7 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 		close(mfd);
 	close(fd);
 	close(anchor);
-	sess_free(&s);
+	capture_free(&s);
 	return w.ptw64;
 }
 
@@ -438,8 +438,8 @@ TEST(aux_output_inherited)
 		.inherit = 1,
 	};
 	int anchor, fd, mfd, go, status;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	if (cannot_run())
@@ -455,17 +455,17 @@ TEST(aux_output_inherited)
 	ASSERT_GE(fd, 0) TH_LOG("ptsim: %s", strerror(errno));
 	mfd = perf_open(&mark, 0, 0, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 2048, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 2048, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	pid = spawn_burner(200, 0, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "inherit_aux_output");
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "inherit_aux_output");
 	TH_LOG("bytes=%zu marks=%lu last=%u skips=%lu ovf=%lu", s.len, w.marks,
 	       w.last_mark, w.mark_skips, w.ovf);
 	EXPECT_GT(s.len, 0);
@@ -476,7 +476,7 @@ TEST(aux_output_inherited)
 	close(mfd);
 	close(fd);
 	close(anchor);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 TEST_HARNESS_MAIN

@@ -55,7 +55,7 @@ FIXTURE(large) {
 	pid_t bulk_kid, pkt_kid;
 	__u64 *until;		/* shared with bulk_kid: where to stop, */
 	int *bulk_fd;		/* and the event's fd, to map the buffer */
-	struct sess s;
+	struct capture s;
 	__u64 prev_end;		/* where the last PERF_RECORD_AUX ended */
 	size_t checked;		/* records checked so far */
 	__u64 max_offset;	/* the largest aux_offset seen */
@@ -84,7 +84,7 @@ FIXTURE_SETUP(large)
 
 FIXTURE_TEARDOWN(large)
 {
-	sess_free(&self->s);
+	capture_free(&self->s);
 	if (self->pkt >= 0)
 		close(self->pkt);
 	if (self->bulk >= 0)
@@ -159,7 +159,7 @@ static pid_t spawn_bulk_kid(struct __test_metadata *_metadata,
 	}
 }
 
-static __u64 aux_head(struct sess *s)
+static __u64 aux_head(struct capture *s)
 {
 	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
 }
@@ -177,7 +177,7 @@ static void check_records(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(large) *self, __u64 start,
 			  const unsigned char *win, size_t len)
 {
-	struct sess *s = &self->s;
+	struct capture *s = &self->s;
 
 	for (; self->checked < s->nrecs; self->checked++) {
 		struct aux_rec *r = &s->recs[self->checked];
@@ -209,9 +209,9 @@ static void check_records(struct __test_metadata *_metadata,
 }
 
 /* Give back what was written, unread; the records are kept. */
-static void skip_aux(struct sess *s)
+static void skip_aux(struct capture *s)
 {
-	sess_read_records(s);
+	capture_read_records(s);
 	if (!s->snapshot)
 		__atomic_store_n(&s->pg->aux_tail, aux_head(s),
 				 __ATOMIC_RELEASE);
@@ -224,7 +224,7 @@ static void skip_aux(struct sess *s)
 static void bulk_to(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(large) *self, __u64 until)
 {
-	struct sess *s = &self->s;
+	struct capture *s = &self->s;
 	double end = now_ms() + PHASE_SECS * 1e3;
 
 	__atomic_store_n(self->until, until, __ATOMIC_RELAXED);
@@ -247,7 +247,7 @@ static void bulk_to(struct __test_metadata *_metadata,
 /*
  * The last PTW sequence number before AUX offset @pos and the first at
  * or after it, in the window @p of @len bytes from AUX offset @start
- * (which walk_piece() has found sound).
+ * (which pt_check_piece() has found sound).
  */
 static void seq_around(const unsigned char *p, size_t len, __u64 start,
 		       __u64 pos, __u64 *before, __u64 *after)
@@ -281,11 +281,11 @@ static void seq_around(const unsigned char *p, size_t len, __u64 start,
 static void window_at(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(large) *self, __u64 pos)
 {
-	struct sess *s = &self->s;
+	struct capture *s = &self->s;
 	__u64 start = aux_head(s), head, before = 0, after = 0;
 	double end = now_ms() + PHASE_SECS * 1e3;
 	bool snapshot = s->snapshot;
-	struct walk w;
+	struct pt_check w;
 
 	ASSERT_LE(start + MIN_BEFORE, pos)
 		TH_LOG("the bulk overshot: aux_head %llu, the window at %llu",
@@ -296,9 +296,9 @@ static void window_at(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, kill(self->pkt_kid, SIGCONT));
 	do {
 		ASSERT_EQ(0, ioctl(self->pkt, PERF_EVENT_IOC_FLUSH, 0));
-		sess_read_records(s);
+		capture_read_records(s);
 		if (!s->snapshot)
-			sess_copy_aux(s);
+			capture_copy_aux(s);
 		ASSERT_LT(now_ms(), end)
 			TH_LOG("aux_head %llu after %d s, wanted %llu",
 			       (unsigned long long)aux_head(s), PHASE_SECS,
@@ -306,19 +306,19 @@ static void window_at(struct __test_metadata *_metadata,
 	} while (aux_head(s) < pos + PAST);
 	ASSERT_EQ(0, kill(self->pkt_kid, SIGSTOP));
 	ASSERT_EQ(0, ioctl(self->pkt, PERF_EVENT_IOC_DISABLE, 0));
-	sess_read_records(s);
+	capture_read_records(s);
 	head = aux_head(s);
 	if (s->snapshot)
-		sess_append(s, start, head - start);
+		capture_append(s, start, head - start);
 	else
-		sess_copy_aux(s);
+		capture_copy_aux(s);
 	ASSERT_EQ(head - start, s->len);
 	check_records(_metadata, self, start, s->trace, s->len);
 
 	/* A normal trace: it must start with a PSB (the snapshot rule off). */
 	s->snapshot = false;
 	memset(&w, 0, sizeof(w));
-	walk_piece(s, &w, s->trace, s->len, start, 0);
+	pt_check_piece(s, &w, s->trace, s->len, start, 0);
 	s->snapshot = snapshot;
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.gaps);
@@ -348,7 +348,7 @@ static void large(struct __test_metadata *_metadata,
 {
 	static const __u64 at[] = { 1ULL << 31, 1ULL << 32 };
 	struct perf_event_attr attr;
-	struct sess *s = &self->s;
+	struct capture *s = &self->s;
 	double t0;
 	__u64 head;
 	size_t i;
@@ -371,8 +371,8 @@ static void large(struct __test_metadata *_metadata,
 	ASSERT_LE(0, self->pkt) TH_LOG("packet event: %s", strerror(errno));
 
 	t0 = now_ms();
-	ASSERT_EQ(0, sess_map(s, self->bulk, BULK_CONFIG, DATA_PAGES,
-			      AREA / sysconf(_SC_PAGESIZE), overwrite))
+	ASSERT_EQ(0, capture_map(s, self->bulk, BULK_CONFIG, DATA_PAGES,
+				 AREA / sysconf(_SC_PAGESIZE), overwrite))
 		TH_LOG("mmap of 2 GiB of AUX area: %s", strerror(errno));
 	ksft_print_msg("2 GiB AUX area mapped in %.1f s\n",
 		       (now_ms() - t0) / 1e3);

@@ -4,9 +4,10 @@
  * (Documentation/admin-guide/perf/ptsim.rst): open and map an event,
  * consume its data and AUX areas the way perf does, and check the trace.
  * Every test includes this header; it declares the helpers, by concern:
- * ptsim_cfg.h (the PMU and its configuration), ptsim_sess.h (a session
- * around tools/aux/lib's consumer), ptsim_walk.h (the trace check) and
- * ptsim_proc.h (processes and CPUs), each compiled from its .c file.
+ * ptsim_cfg.h (the PMU and its configuration), ptsim_capture.h (an
+ * event's output, read with tools/aux/lib's consumer), ptsim_trace.h (the
+ * trace check) and ptsim_proc.h (processes and CPUs), each compiled from
+ * its .c file.
  *
  * The trace check understands exactly the packets ptsim writes.  It is
  * deliberately independent of libipt, which is not available in the test
@@ -50,8 +51,8 @@
 #define PARANOID_SYSCTL	"/proc/sys/kernel/perf_event_paranoid"
 
 #include "ptsim_cfg.h"
-#include "ptsim_sess.h"
-#include "ptsim_walk.h"
+#include "ptsim_capture.h"
+#include "ptsim_trace.h"
 #include "ptsim_proc.h"
 
 #endif /* PTSIM_LIB_H */

@@ -68,7 +68,7 @@ int cpu_set_online(int cpu, int on)
  * A disabled dummy event of @pid on @cpu, which never counts or samples:
  * an anchor (below), the owner of a buffer that other events share with
  * PERF_EVENT_IOC_SET_OUTPUT, as a tool has one (its data area mapped, the
- * AUX area through a ptsim event redirected to it: sess_map_shared()),
+ * AUX area through a ptsim event redirected to it: capture_map_shared()),
  * or an event just to map (ptsim_leak.h's dummy_open()).
  */
 int dummy_open_on(pid_t pid, int cpu)

@@ -19,8 +19,8 @@
  * record explains.  Under TCG a consumer can be starved for a while, so a
  * test cannot insist that the buffer never fills.
  */
-static void expect_clean(struct __test_metadata *_metadata, struct sess *s,
-			 struct walk *w)
+static void expect_clean(struct __test_metadata *_metadata, struct capture *s,
+			 struct pt_check *w)
 {
 	EXPECT_EQ(0, w->errors);
 	EXPECT_EQ(0, w->unexplained);
@@ -112,7 +112,7 @@ FIXTURE_SETUP(mark_form)
 FIXTURE_TEARDOWN(mark_form) {}
 
 /* Trace a child burning ms of CPU with a per-task event. */
-static int trace_child(struct __test_metadata *_metadata, struct sess *s,
+static int trace_child(struct __test_metadata *_metadata, struct capture *s,
 		       __u64 config, int aux_pages, int ms, int watermark)
 {
 	struct perf_event_attr attr;
@@ -125,10 +125,10 @@ static int trace_child(struct __test_metadata *_metadata, struct sess *s,
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(s, fd, config, 16, aux_pages, false));
+	ASSERT_EQ(0, capture_map(s, fd, config, 16, aux_pages, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = consume_until_exit(s, pid);
+	status = capture_until_exit(s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	return fd;
 }
@@ -252,14 +252,14 @@ TEST_F(ptsim, bad_config_is_einval)
 static void stream_run(struct __test_metadata *_metadata, __u64 config)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	__u64 count = 0;
 	int fd;
 
 	fd = trace_child(_metadata, &s, config, 2048, 300, 64 * 1024);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "stream");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "stream");
 	TH_LOG("bytes=%zu aux_records=%lu packets=%lu ptw=%lu psb=%lu",
 	       s.len, s.aux_records, w.packets, w.ptw64, w.psb);
 	EXPECT_GT(s.len, 64 * 1024);
@@ -297,7 +297,7 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	else if (PTSIM_NMI_EXPECTED)
 		EXPECT_EQ(nmi.pmi, ptsim_nmi("pmi"));
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 TEST_F(ptsim, stream)
@@ -332,8 +332,8 @@ TEST_F(ptsim, stream_tnt)
 TEST_F(ptsim, stalled_consumer)
 {
 	struct perf_event_attr attr;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	__u64 head1, head2;
 	int fd, go;
 	size_t before;
@@ -345,7 +345,7 @@ TEST_F(ptsim, stalled_consumer)
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 4, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 
@@ -358,7 +358,7 @@ TEST_F(ptsim, stalled_consumer)
 	/* Read the records, never aux_tail, until the buffer has filled. */
 	while (!s.truncated && now_ms() < end) {
 		usleep(10 * 1000);
-		sess_read_records(&s);
+		capture_read_records(&s);
 	}
 	ASSERT_GE(s.truncated, 1) TH_LOG("16 KiB of AUX area never filled");
 	head1 = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
@@ -371,25 +371,25 @@ TEST_F(ptsim, stalled_consumer)
 	/*
 	 * Catch up and restart.  The consumer need not keep up from now
 	 * on (under TCG it often cannot, with 16 KiB at ~10 MB/s): every
-	 * further TRUNCATED is restarted the same way, by sess_poll().
+	 * further TRUNCATED is restarted the same way, by capture_poll().
 	 * Twice the buffer after the re-enable proves tracing went on.
 	 */
-	sess_restart(&s);
+	capture_restart(&s);
 	before = s.len;
-	EXPECT_TRUE(consume_until_len(&s, before + 2 * s.aux_size,
+	EXPECT_TRUE(capture_until_len(&s, before + 2 * s.aux_size,
 				      end > now_ms() ? end - now_ms() : 0))
 		TH_LOG("%zu bytes after re-enable", s.len - before);
 	EXPECT_TRUE(stop_burner(pid));
-	sess_poll(&s, 0);
+	capture_poll(&s, 0);
 
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "stalled_consumer");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "stalled_consumer");
 	TH_LOG("bytes=%zu truncated=%lu gaps=%lu", s.len, s.truncated, w.gaps);
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.unexplained);
 	EXPECT_GE(w.gaps, 1);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 static __u64 read_count(int fd)
@@ -481,7 +481,7 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	__u64 te, tc, head, cs0 = 0, n = 0;
 	bool frozen = false, resumed;
 	int fd, csfd, clkfd, go;
-	struct sess s;
+	struct capture s;
 	double end;
 	pid_t pid;
 
@@ -498,14 +498,14 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	ASSERT_GE(csfd, 0) TH_LOG("context switches: %s", strerror(errno));
 	clkfd = perf_open(&clk, pid, -1, -1);
 	ASSERT_GE(clkfd, 0) TH_LOG("task-clock: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 4, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 
 	/* Read the records, never aux_tail: the 16 KiB fill up. */
 	for (end = now_ms() + 20000; !s.truncated && now_ms() < end;) {
 		usleep(1000);
-		sess_read_records(&s);
+		capture_read_records(&s);
 	}
 	ASSERT_GE(s.truncated, 1) TH_LOG("CPU %d: the buffer never filled", cpu);
 
@@ -543,7 +543,7 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	EXPECT_FALSE(resumed) TH_LOG("CPU %d: a full buffer did not disable", cpu);
 
 	/* ENABLE, as a tool does after TRUNCATED: tracing goes on. */
-	sess_read_records(&s);
+	capture_read_records(&s);
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&s.pg->aux_tail, head, __ATOMIC_RELEASE);
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -556,7 +556,7 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	close(clkfd);
 	close(csfd);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 TEST_F(two_cpus, full_buffer_disables)
@@ -598,8 +598,8 @@ static bool wait_produced(int fd, __u64 bytes, int timeout_ms)
 TEST_F(ptsim, snapshot)
 {
 	struct perf_event_attr attr;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	__u64 head, first_last;
 	int fd, go, i;
 	pid_t pid;
@@ -609,7 +609,7 @@ TEST_F(ptsim, snapshot)
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 8, true));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 8, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 
@@ -619,8 +619,8 @@ TEST_F(ptsim, snapshot)
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
 	EXPECT_GT(head, s.aux_size) TH_LOG("the buffer never wrapped");
-	EXPECT_EQ(s.aux_size, sess_snapshot(&s));
-	walk_trace(&s, &w, 0);
+	EXPECT_EQ(s.aux_size, capture_snapshot(&s));
+	pt_check_trace(&s, &w, 0);
 	EXPECT_GT(w.ptw64, 100);
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.gaps);
@@ -631,12 +631,12 @@ TEST_F(ptsim, snapshot)
 	EXPECT_TRUE(wait_produced(fd, head + s.aux_size, 20000))
 		TH_LOG("the engine stopped after the first snapshot");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
-	EXPECT_EQ(s.aux_size, sess_snapshot(&s));
+	EXPECT_EQ(s.aux_size, capture_snapshot(&s));
 	EXPECT_TRUE(stop_burner(pid));
-	sess_read_records(&s);
+	capture_read_records(&s);
 
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "snapshot");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "snapshot");
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.unexplained);
 	EXPECT_GT(w.last_seq, first_last);
@@ -647,7 +647,7 @@ TEST_F(ptsim, snapshot)
 		if (s.recs[i].type == PERF_RECORD_AUX)
 			EXPECT_TRUE(s.recs[i].c & PERF_AUX_FLAG_OVERWRITE);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -658,15 +658,15 @@ TEST_F(ptsim, snapshot)
 TEST_F(ptsim, watermark)
 {
 	const int wm = 16 * 1024;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	__u64 max = 0;
 	size_t i;
 	int fd;
 
 	fd = trace_child(_metadata, &s, 0, 64, 300, wm);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "watermark");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "watermark");
 	for (i = 0; i < s.nrecs; i++)
 		if (s.recs[i].type == PERF_RECORD_AUX && s.recs[i].b > max)
 			max = s.recs[i].b;
@@ -677,7 +677,7 @@ TEST_F(ptsim, watermark)
 	EXPECT_GE(s.wakeups, 2);
 	expect_clean(_metadata, &s, &w);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -688,16 +688,16 @@ TEST_F(ptsim, watermark)
 TEST_F(ptsim, region_pad_skip)
 {
 	const size_t region = 4 * 4096;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	unsigned long holes = 0;
 	__u64 end = 0;
 	size_t i;
 	int fd;
 
 	fd = trace_child(_metadata, &s, PTSIM_CFG1_REGION(2), 16, 200, 0);
-	walk_trace(&s, &w, region);
-	sess_save(&s, "region_pad_skip");
+	pt_check_trace(&s, &w, region);
+	capture_save(&s, "region_pad_skip");
 	for (i = 0; i < s.nrecs; i++) {
 		struct aux_rec *r = &s.recs[i];
 
@@ -715,7 +715,7 @@ TEST_F(ptsim, region_pad_skip)
 	EXPECT_GT(holes, 0);
 	expect_clean(_metadata, &s, &w);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -725,21 +725,21 @@ TEST_F(ptsim, region_pad_skip)
  */
 TEST_F(ptsim, fifo_overflow)
 {
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	int fd;
 
 	fd = trace_child(_metadata, &s, PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
 			 PTSIM_CFG1_DRAIN(1), 64, 200, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "fifo_overflow");
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "fifo_overflow");
 	TH_LOG("bytes=%zu ovf=%lu gaps=%lu", s.len, w.ovf, w.gaps);
 	EXPECT_GT(w.ovf, 0);
 	EXPECT_GT(w.gaps, 0);
 	EXPECT_EQ(0, w.unexplained);
 	EXPECT_EQ(0, w.errors);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -749,8 +749,8 @@ TEST_F(ptsim, fifo_overflow)
 TEST_F(two_cpus, inherit_to_parent_buffer)
 {
 	struct perf_event_attr attr;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid[2];
 	int fd, go[2], status, i, kids = 0, mine = 0;
 	size_t r;
@@ -764,7 +764,7 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	attr.inherit = 1;
 	fd = perf_open(&attr, 0, 0, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Children created now inherit the enabled event. */
 	for (i = 0; i < 2; i++) {
@@ -774,13 +774,13 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	for (i = 0; i < 2; i++)
 		release(go[i]);
 	for (i = 0; i < 2; i++) {
-		status = consume_until_exit(&s, pid[i]);
+		status = capture_until_exit(&s, pid[i]);
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	}
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "inherit_to_parent_buffer");
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "inherit_to_parent_buffer");
 	for (r = 0; r < s.nrecs; r++) {
 		if (s.recs[r].type == PERF_RECORD_AUX &&
 		    s.recs[r].pid == (__u32)getpid())
@@ -798,15 +798,15 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	EXPECT_GE(s.itrace_start, 1);
 	expect_clean(_metadata, &s, &w);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /* A per-CPU event traces whatever runs on its CPU. */
 TEST_F(ptsim, per_cpu)
 {
 	struct perf_event_attr attr;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	int fd, go, status, cpu;
 	pid_t pid;
 
@@ -814,23 +814,23 @@ TEST_F(ptsim, per_cpu)
 	ptsim_attr(&attr, 0);
 	fd = perf_open(&attr, -1, cpu, -1);
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	pid = spawn_burner(200, cpu, &go);
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = consume_until_exit(&s, pid);
+	status = capture_until_exit(&s, pid);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "per_cpu");
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "per_cpu");
 	TH_LOG("cpu=%d bytes=%zu", cpu, s.len);
 	EXPECT_GT(s.len, 64 * 1024);
 	expect_clean(_metadata, &s, &w);
 	EXPECT_EQ(0, w.first_seq);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 #define EVERY_CPU_MAX	64
@@ -863,8 +863,8 @@ TEST_F(ptsim, per_cpu)
  * go on.  @pid[cpu] is 0 afterwards.
  */
 static void every_cpu_until(struct __test_metadata *_metadata, long ncpu,
-			    int *fd, struct sess *s, pid_t *pid,
-			    bool (*reached)(int cpu, struct sess *s, void *arg),
+			    int *fd, struct capture *s, pid_t *pid,
+			    bool (*reached)(int cpu, struct capture *s, void *arg),
 			    void *arg)
 {
 	double end = now_ms() + 120000;
@@ -875,7 +875,7 @@ static void every_cpu_until(struct __test_metadata *_metadata, long ncpu,
 		for (cpu = 0, left = 0; cpu < ncpu; cpu++) {
 			if (!pid[cpu])
 				continue;
-			sess_poll(&s[cpu], 0);
+			capture_poll(&s[cpu], 0);
 			if (!reached(cpu, &s[cpu], arg) && now_ms() < end) {
 				left++;
 				continue;
@@ -887,7 +887,7 @@ static void every_cpu_until(struct __test_metadata *_metadata, long ncpu,
 	} while (left);
 }
 
-static bool every_cpu_reached(int cpu, struct sess *s, void *arg)
+static bool every_cpu_reached(int cpu, struct capture *s, void *arg)
 {
 	return s->len >= EVERY_CPU_BYTES;
 }
@@ -896,11 +896,11 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), pmi0[EVERY_CPU_MAX];
 	int fd[EVERY_CPU_MAX], go[EVERY_CPU_MAX], cpu;
-	struct sess s[EVERY_CPU_MAX];
+	struct capture s[EVERY_CPU_MAX];
 	struct perf_event_attr attr;
 	pid_t pid[EVERY_CPU_MAX];
 	char name[32];
-	struct walk w;
+	struct pt_check w;
 
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
 	ptsim_attr(&attr, PTSIM_CFG1_RATE(EVERY_CPU_RATE));
@@ -910,8 +910,8 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 		fd[cpu] = perf_open(&attr, -1, cpu, -1);
 		ASSERT_GE(fd[cpu], 0) TH_LOG("CPU %d: perf_event_open: %s",
 					     cpu, strerror(errno));
-		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], attr.config1, 16, 1024,
-				      false));
+		ASSERT_EQ(0, capture_map(&s[cpu], fd[cpu], attr.config1, 16, 1024,
+					 false));
 		pid[cpu] = spawn_burner(-1, cpu, &go[cpu]);
 		ASSERT_GT(pid[cpu], 0);
 	}
@@ -922,10 +922,10 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 	/* A CPU that has written enough stops, the others go on. */
 	every_cpu_until(_metadata, ncpu, fd, s, pid, every_cpu_reached, NULL);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		sess_poll(&s[cpu], 0);
-		walk_trace(&s[cpu], &w, 0);
+		capture_poll(&s[cpu], 0);
+		pt_check_trace(&s[cpu], &w, 0);
 		snprintf(name, sizeof(name), "every_cpu%d", cpu);
-		sess_save(&s[cpu], name);
+		capture_save(&s[cpu], name);
 		TH_LOG("CPU %d: bytes=%zu aux_records=%lu ptw=%lu pmi=%ld",
 		       cpu, s[cpu].len, s[cpu].aux_records, w.ptw64,
 		       ptsim_nmi_on(cpu, "pmi") - pmi0[cpu]);
@@ -937,7 +937,7 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 			EXPECT_GT(ptsim_nmi_on(cpu, "pmi"), pmi0[cpu])
 				TH_LOG("CPU %d: no PMI in NMI", cpu);
 		close(fd[cpu]);
-		sess_free(&s[cpu]);
+		capture_free(&s[cpu]);
 	}
 }
 
@@ -1003,8 +1003,8 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 		.exclude_kernel = 0,
 	};
 	struct pause_result r = { 0 };
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	int fd, mfd = -1, cfd, owner, go, cpu = shared ? 0 : -1;
 	double end;
 	pid_t pid;
@@ -1035,12 +1035,12 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	EXPECT_GE(cfd, 0) TH_LOG("task-clock: %s", strerror(errno));
 	owner = shared ? dummy_open_on(0, cpu) : fd;
 	EXPECT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
-	EXPECT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
+	EXPECT_EQ(0, capture_map_shared(&s, fd, owner, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	EXPECT_EQ(0, ioctl(cfd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
 	for (end = now_ms() + 20000; now_ms() < end && !r.reached;) {
-		sess_poll(&s, 10);
+		capture_poll(&s, 10);
 		if (want)
 			r.reached = s.len >= want * PTSIM_REC;
 		else
@@ -1048,9 +1048,9 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	}
 	r.task_ns = read_count(cfd);
 	EXPECT_TRUE(stop_burner(pid));
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, name);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, name);
 	r.records = w.ptw64;
 	TH_LOG("%s: bytes=%zu ptw=%lu pge=%lu pgd=%lu task-clock=%llu us%s",
 	       name, s.len, w.ptw64, w.pge, w.pgd,
@@ -1063,7 +1063,7 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
 	if (owner != fd)
 		close(owner);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 	return r;
 }
 
@@ -1182,7 +1182,7 @@ struct pause_cpus {
 	bool reached[EVERY_CPU_MAX];
 };
 
-static bool pause_cpu_reached(int cpu, struct sess *s, void *arg)
+static bool pause_cpu_reached(int cpu, struct capture *s, void *arg)
 {
 	struct pause_cpus *pc = arg;
 
@@ -1206,9 +1206,9 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		.aux_resume = resume,
 	};
 	struct pause_cpus pc = { .resume = resume, .mfd = mfd };
-	struct sess s[EVERY_CPU_MAX];
+	struct capture s[EVERY_CPU_MAX];
 	pid_t pid[EVERY_CPU_MAX];
-	struct walk w;
+	struct pt_check w;
 	int cpu;
 
 	ASSERT_LE(ncpu, EVERY_CPU_MAX);
@@ -1222,7 +1222,7 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		mfd[cpu] = perf_open(&mark, -1, cpu, fd[cpu]);
 		ASSERT_GE(mfd[cpu], 0) TH_LOG("CPU %d: member: %s", cpu,
 					      strerror(errno));
-		ASSERT_EQ(0, sess_map(&s[cpu], fd[cpu], 0, 16, 256, false));
+		ASSERT_EQ(0, capture_map(&s[cpu], fd[cpu], 0, 16, 256, false));
 		pid[cpu] = spawn_burner(-1, cpu, &go[cpu]);
 		ASSERT_GT(pid[cpu], 0);
 	}
@@ -1233,8 +1233,8 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		release(go[cpu]);
 	every_cpu_until(_metadata, ncpu, fd, s, pid, pause_cpu_reached, &pc);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		sess_poll(&s[cpu], 0);
-		walk_trace(&s[cpu], &w, 0);
+		capture_poll(&s[cpu], 0);
+		pt_check_trace(&s[cpu], &w, 0);
 		TH_LOG("CPU %d %s: ptw=%lu mark ticks=%llu mark NMIs=%ld (bound %zu)",
 		       cpu, resume ? "resumed" : "paused", w.ptw64,
 		       (unsigned long long)read_count(mfd[cpu]),
@@ -1250,7 +1250,7 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 				TH_LOG("CPU %d: no mark overflow in NMI", cpu);
 		close(mfd[cpu]);
 		close(fd[cpu]);
-		sess_free(&s[cpu]);
+		capture_free(&s[cpu]);
 	}
 }
 
@@ -1270,7 +1270,7 @@ TEST_F_TIMEOUT(mark, pause_resume_every_cpu, 150)
  * area mapped into @s and the event enabled before the child starts.
  * Returns the event's descriptor, or -1 with nothing left behind.
  */
-static int hotplug_start(bool per_cpu, struct sess *s, pid_t *child)
+static int hotplug_start(bool per_cpu, struct capture *s, pid_t *child)
 {
 	struct perf_event_attr attr;
 	int fd, go;
@@ -1282,13 +1282,13 @@ static int hotplug_start(bool per_cpu, struct sess *s, pid_t *child)
 	if (*child <= 0)
 		return -1;
 	fd = perf_open(&attr, per_cpu ? -1 : *child, per_cpu ? 1 : -1, -1);
-	if (fd >= 0 && sess_map(s, fd, 0, 16, 2048, false)) {
+	if (fd >= 0 && capture_map(s, fd, 0, 16, 2048, false)) {
 		close(fd);
 		fd = -1;
 	}
 	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		close(fd);
-		sess_free(s);
+		capture_free(s);
 		fd = -1;
 	}
 	release(go);
@@ -1310,35 +1310,35 @@ TEST_F(hotplug, cpu_hotplug_task)
 	struct nmi_counts nmi = ptsim_nmi_counts();
 	size_t before;
 	int fd, i;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	fd = hotplug_start(false, &s, &pid);
 	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
 	for (i = 0; i < HOTPLUG_ROUNDS; i++) {
 		before = s.len;
-		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
+		EXPECT_TRUE(capture_until_len(&s, before + 64 * 1024, 20000))
 			TH_LOG("round %d: no trace on CPU 1", i);
 		ASSERT_EQ(0, cpu_set_online(1, 0)) TH_LOG("offline: %s", strerror(errno));
 		before = s.len;
-		EXPECT_TRUE(consume_until_len(&s, before + 64 * 1024, 20000))
+		EXPECT_TRUE(capture_until_len(&s, before + 64 * 1024, 20000))
 			TH_LOG("round %d: no trace on CPU 0", i);
 		ASSERT_EQ(0, cpu_set_online(1, 1)) TH_LOG("online: %s", strerror(errno));
 		/* The kernel widened the child's affinity: back to CPU 1. */
 		EXPECT_EQ(0, pin_task(pid, 1));
 	}
 	EXPECT_TRUE(stop_burner(pid));
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
-	sess_save(&s, "hotplug_task");
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "hotplug_task");
 	TH_LOG("bytes=%zu aux_records=%lu ptw=%lu truncated=%lu", s.len,
 	       s.aux_records, w.ptw64, s.truncated);
 	expect_clean(_metadata, &s, &w);
 	EXPECT_EQ(0, s.truncated);
 	EXPECT_NMI(nmi, pmi, 1);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -1355,22 +1355,22 @@ TEST_F(hotplug, cpu_hotplug_cpu)
 	long events0 = ptsim_events(), bufs0 = ptsim_aux_bufs();
 	__u64 head;
 	int fd, rounds;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid;
 
 	fd = hotplug_start(true, &s, &pid);
 	ASSERT_GE(fd, 0) TH_LOG("setting up: %s", strerror(errno));
-	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000));
+	EXPECT_TRUE(capture_until_len(&s, 64 * 1024, 20000));
 	ASSERT_EQ(0, cpu_set_online(1, 0)) TH_LOG("offline: %s", strerror(errno));
-	sess_poll(&s, 0);
+	capture_poll(&s, 0);
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
 	ASSERT_EQ(0, cpu_set_online(1, 1)) TH_LOG("online: %s", strerror(errno));
 	EXPECT_EQ(0, pin_task(pid, 1));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* 100 ms of the child on CPU 1: 1000 ticks, if it still traced. */
 	for (rounds = 0; rounds < 10; rounds++)
-		sess_poll(&s, 10);
+		capture_poll(&s, 10);
 	TH_LOG("aux_head %llu at offline, %llu after online and ENABLE",
 	       (unsigned long long)head,
 	       (unsigned long long)__atomic_load_n(&s.pg->aux_head,
@@ -1378,11 +1378,11 @@ TEST_F(hotplug, cpu_hotplug_cpu)
 	EXPECT_EQ(head, __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE))
 		TH_LOG("the event traced again after its CPU came back");
 	EXPECT_TRUE(stop_burner(pid));
-	walk_trace(&s, &w, 0);
+	pt_check_trace(&s, &w, 0);
 	expect_clean(_metadata, &s, &w);
 	EXPECT_GT(w.ptw64, 0);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 	if (events0 >= 0) {
 		EXPECT_EQ(events0, ptsim_events());
 		EXPECT_EQ(bufs0, ptsim_aux_bufs());
@@ -1408,8 +1408,8 @@ TEST_F(form, aux_record_lost)
 	struct perf_event_attr attr;
 	int fd, owner, anchor = -1, go, moves = 0;
 	__u64 head, seen = 0;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid = 0;
 	double end;
 
@@ -1427,7 +1427,7 @@ TEST_F(form, aux_record_lost)
 	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	owner = form == SHARED ? dummy_open_on(0, 0) : fd;
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
-	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 1, 64, false));
+	ASSERT_EQ(0, capture_map_shared(&s, fd, owner, 0, 1, 64, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	if (form == INHERITED) {
 		/* Forked now, the burner inherits the enabled event. */
@@ -1446,20 +1446,20 @@ TEST_F(form, aux_record_lost)
 				moves++;
 			seen = head;
 		}
-		sess_copy_aux(&s);
+		capture_copy_aux(&s);
 	}
 	ASSERT_EQ(3, moves)
 		TH_LOG("data never full, or AUX head stopped: %llu/%zu, head %llu, copied %zu",
 		       (unsigned long long)(s.pg->data_head - s.pg->data_tail),
 		       s.data_size, (unsigned long long)s.pg->aux_head, s.len);
 	/* Room again: the next record brings the loss with it. */
-	sess_read_records(&s);
+	capture_read_records(&s);
 	for (end = now_ms() + 20000; now_ms() < end && !s.lost;)
-		sess_poll(&s, 10);
+		capture_poll(&s, 10);
 	EXPECT_TRUE(stop_burner(pid));
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
 	TH_LOG("bytes=%zu aux_records=%lu lost=%lu", s.len, s.aux_records, s.lost);
 	EXPECT_LE(1, s.lost) TH_LOG("no PERF_RECORD_LOST for the records that found no room");
 	EXPECT_EQ(__atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE), s.len);
@@ -1471,7 +1471,7 @@ TEST_F(form, aux_record_lost)
 	close(fd);
 	if (anchor >= 0)
 		close(anchor);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -1503,8 +1503,8 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 	};
 	int fd, mfd, go, cpu, owner;
 	__u64 before, now = 0;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	double end;
 	pid_t pid;
 
@@ -1518,14 +1518,14 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 	ASSERT_GE(owner, 0) TH_LOG("owner: %s", strerror(errno));
 	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map_shared(&s, fd, owner, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	release(go);
-	ASSERT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+	ASSERT_TRUE(capture_until_len(&s, 64 * 1024, 20000))
 		TH_LOG("no trace to begin with: %zu bytes", s.len);
 
 	/* The buffer goes; the member overflows five times or more. */
-	sess_free(&s);
+	capture_free(&s);
 	before = read_count(mfd);
 	ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_PERIOD, &period));
 	for (end = now_ms() + 20000; now_ms() < end && now < before + 5 * period;
@@ -1538,22 +1538,22 @@ static void pause_nobuf(struct __test_metadata *_metadata, enum form form)
 		       (unsigned long long)(5 * period));
 
 	/* A new buffer, the group scheduled in again: the leader traces. */
-	ASSERT_EQ(0, sess_map_shared(&s, fd, owner, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map_shared(&s, fd, owner, 0, 16, 256, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+	EXPECT_TRUE(capture_until_len(&s, 64 * 1024, 20000))
 		TH_LOG("%zu bytes of trace with the new buffer: the pause without a buffer counted",
 		       s.len);
 	EXPECT_TRUE(stop_burner(pid));
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
 	expect_clean(_metadata, &s, &w);
 	close(mfd);
 	if (owner != fd)
 		close(owner);
 	close(fd);
-	sess_free(&s);
+	capture_free(&s);
 }
 
 /*
@@ -1656,8 +1656,8 @@ static void pause_nobuf_inherited(struct __test_metadata *_metadata)
 	int fd, mfd, anchor, round, faults = 0;
 	__u64 before = 0, running = 0, ran = 0;
 	struct fault_ctl *ctl;
-	struct sess s;
-	struct walk w;
+	struct capture s;
+	struct pt_check w;
 	pid_t pid = 0;
 	double end;
 
@@ -1676,23 +1676,23 @@ static void pause_nobuf_inherited(struct __test_metadata *_metadata)
 	/* The leader alone: the member is enabled once the child spins. */
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	for (round = 0; round < 5 && faults < FAULT_PAGES; round++) {
-		ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+		ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 		pid = spawn_faulter(ctl, 0);
 		ASSERT_GT(pid, 0);
 		ASSERT_TRUE(wait_flag(&ctl->ready, 20000));
-		ASSERT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+		ASSERT_TRUE(capture_until_len(&s, 64 * 1024, 20000))
 			TH_LOG("no trace to begin with: %zu bytes", s.len);
 		ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_ENABLE, 0));
 		read_running(mfd, &ran);
 		ASSERT_TRUE(reschedule(pid));
 		/* Consumed meanwhile: a full area would disable the leader. */
-		for (end = now_ms() + 20000; now_ms() < end; sess_poll(&s, 1)) {
+		for (end = now_ms() + 20000; now_ms() < end; capture_poll(&s, 1)) {
 			before = read_running(mfd, &running);
 			if (running > ran)
 				break;
 		}
 		ASSERT_LT(ran, running) TH_LOG("the child's member never ran");
-		sess_free(&s);
+		capture_free(&s);
 		__atomic_store_n(&ctl->go, 1, __ATOMIC_RELEASE);
 		ASSERT_TRUE(wait_flag(&ctl->done, 20000));
 		ASSERT_EQ(0, ioctl(mfd, PERF_EVENT_IOC_DISABLE, 0));
@@ -1707,20 +1707,20 @@ static void pause_nobuf_inherited(struct __test_metadata *_metadata)
 		TH_LOG("the child was switched out before it faulted, every round");
 
 	/* A new buffer, the child's group scheduled in again: it traces. */
-	ASSERT_EQ(0, sess_map(&s, fd, 0, 16, 256, false));
+	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	ASSERT_TRUE(reschedule(pid));
-	EXPECT_TRUE(consume_until_len(&s, 64 * 1024, 20000))
+	EXPECT_TRUE(capture_until_len(&s, 64 * 1024, 20000))
 		TH_LOG("%zu bytes of trace with the new buffer: the pause without a buffer counted",
 		       s.len);
 	EXPECT_TRUE(stop_burner(pid));
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	sess_poll(&s, 0);
-	walk_trace(&s, &w, 0);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
 	expect_clean(_metadata, &s, &w);
 	close(mfd);
 	close(fd);
 	close(anchor);
-	sess_free(&s);
+	capture_free(&s);
 	munmap(ctl, sizeof(*ctl));
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A session around tools/aux/lib's AUX consumer (ptsim_sess.h).
+ * A capture: an event's output, read with tools/aux/lib's AUX consumer
+ * (ptsim_capture.h).
  */
 #include "ptsim_lib.h"
 
@@ -26,11 +27,11 @@ void *grow(void *p, size_t *cap, size_t need, size_t elem)
  * AUX area right above it (read-only: overwrite mode) on @fd.  When the
  * two differ, @fd's output goes to @data_fd's buffer first, with
  * PERF_EVENT_IOC_SET_OUTPUT: the way a tool shares one buffer among
- * events.  The session polls (and re-enables) @fd.  Returns 0 or -errno,
- * with the session cleaned up.
+ * events.  The capture polls (and re-enables) @fd.  Returns 0 or -errno,
+ * with the capture cleaned up.
  */
-int sess_map_shared(struct sess *s, int fd, int data_fd,
-		    __u64 config, int data_pages, int aux_pages,
+int capture_map_shared(struct capture *s, int fd, int data_fd,
+		       __u64 config, int data_pages, int aux_pages,
 		    bool snapshot)
 {
 	int err;
@@ -52,23 +53,23 @@ int sess_map_shared(struct sess *s, int fd, int data_fd,
 }
 
 /* Both areas on @fd's own buffer. */
-int sess_map(struct sess *s, int fd, __u64 config,
-	     int data_pages, int aux_pages, bool snapshot)
+int capture_map(struct capture *s, int fd, __u64 config,
+		int data_pages, int aux_pages, bool snapshot)
 {
-	return sess_map_shared(s, fd, fd, config, data_pages, aux_pages,
+	return capture_map_shared(s, fd, fd, config, data_pages, aux_pages,
 			       snapshot);
 }
 
-void sess_add_rec(struct sess *s, __u32 type, __u64 a, __u64 b,
-		  __u64 c)
+void capture_add_rec(struct capture *s, __u32 type, __u64 a, __u64 b,
+		     __u64 c)
 {
 	s->recs = grow(s->recs, &s->rcap, s->nrecs + 1, sizeof(*s->recs));
 	s->recs[s->nrecs++] = (struct aux_rec){ type, a, b, c, 0 };
 }
 
-void sess_record(const struct auxc_record *r, void *arg)
+void capture_record(const struct auxc_record *r, void *arg)
 {
-	struct sess *s = arg;
+	struct capture *s = arg;
 	__u64 v;
 
 	switch (r->hdr->type) {
@@ -76,7 +77,7 @@ void sess_record(const struct auxc_record *r, void *arg)
 		s->aux_records++;
 		if (r->flags & PERF_AUX_FLAG_TRUNCATED)
 			s->truncated++;
-		sess_add_rec(s, PERF_RECORD_AUX, r->offset, r->size, r->flags);
+		capture_add_rec(s, PERF_RECORD_AUX, r->offset, r->size, r->flags);
 		/* sample_id_all with PERF_SAMPLE_TID: pid, tid */
 		if (r->sample_id_size >= sizeof(v)) {
 			memcpy(&v, r->sample_id, sizeof(v));
@@ -85,30 +86,30 @@ void sess_record(const struct auxc_record *r, void *arg)
 		break;
 	case PERF_RECORD_ITRACE_START:
 		s->itrace_start++;
-		sess_add_rec(s, PERF_RECORD_ITRACE_START, r->pid, r->tid, 0);
+		capture_add_rec(s, PERF_RECORD_ITRACE_START, r->pid, r->tid, 0);
 		break;
 	case PERF_RECORD_LOST:
 		s->lost += r->lost;
-		sess_add_rec(s, PERF_RECORD_LOST, r->id, r->lost, 0);
+		capture_add_rec(s, PERF_RECORD_LOST, r->id, r->lost, 0);
 		break;
 	}
 }
 
 /*
  * Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST.  A
- * malformed record is an error (walk_trace() counts it).
+ * malformed record is an error (pt_check_trace() counts it).
  */
-void sess_read_records(struct sess *s)
+void capture_read_records(struct capture *s)
 {
-	if (auxc_read_records(&s->c, sess_record, s) < 0)
+	if (auxc_read_records(&s->c, capture_record, s) < 0)
 		s->bad_records++;
 }
 
 /* Append a piece of AUX data; the pieces of one take make one copy. */
-void sess_piece(__u64 aux_off, const void *p, size_t size,
-		void *arg)
+void capture_piece(__u64 aux_off, const void *p, size_t size,
+		   void *arg)
 {
-	struct sess *s = arg;
+	struct capture *s = arg;
 	struct aux_copy *last = s->ncopies ? &s->copies[s->ncopies - 1] : NULL;
 
 	s->trace = grow(s->trace, &s->cap, s->len + size, 1);
@@ -126,22 +127,22 @@ void sess_piece(__u64 aux_off, const void *p, size_t size,
 }
 
 /* Append [aux_off, aux_off + size) of the AUX stream as one copy. */
-void sess_append(struct sess *s, __u64 aux_off, size_t size)
+void capture_append(struct capture *s, __u64 aux_off, size_t size)
 {
 	s->joined = false;
-	auxc_copy_range(&s->c, aux_off, size, sess_piece, s);
+	auxc_copy_range(&s->c, aux_off, size, capture_piece, s);
 }
 
 /*
  * Normal mode: copy [aux_tail, aux_head) out and free it.  An aux_head
  * more than the area's size ahead of aux_tail is an error.
  */
-size_t sess_copy_aux(struct sess *s)
+size_t capture_copy_aux(struct capture *s)
 {
 	long long n;
 
 	s->joined = false;
-	n = auxc_consume(&s->c, sess_piece, s);
+	n = auxc_consume(&s->c, capture_piece, s);
 	if (n < 0) {
 		s->bad_records++;
 		return 0;
@@ -153,10 +154,10 @@ size_t sess_copy_aux(struct sess *s)
  * Overwrite mode: the event must be stopped (aux_head is published at
  * the end of a transaction); copy the newest data, at most aux_size bytes.
  */
-size_t sess_snapshot(struct sess *s)
+size_t capture_snapshot(struct capture *s)
 {
 	s->joined = false;
-	return auxc_snapshot(&s->c, sess_piece, s);
+	return auxc_snapshot(&s->c, capture_piece, s);
 }
 
 /*
@@ -167,16 +168,16 @@ size_t sess_snapshot(struct sess *s)
  * a no-op.  So turn it off, take what is left, and turn it on again, as
  * a tool does; this works whenever the kernel's disable lands.
  */
-void sess_restart(struct sess *s)
+void capture_restart(struct capture *s)
 {
 	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
-	sess_read_records(s);
-	sess_copy_aux(s);
+	capture_read_records(s);
+	capture_copy_aux(s);
 	ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* One round of consumption; true if poll() reported a wake-up. */
-bool sess_poll(struct sess *s, int timeout_ms)
+bool capture_poll(struct capture *s, int timeout_ms)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLIN };
 	bool woke = poll(&p, 1, timeout_ms) > 0 && (p.revents & POLLIN);
@@ -185,17 +186,17 @@ bool sess_poll(struct sess *s, int timeout_ms)
 
 	if (woke)
 		s->wakeups++;
-	sess_read_records(s);
+	capture_read_records(s);
 	if (!s->snapshot) {
-		sess_copy_aux(s);
+		capture_copy_aux(s);
 		if (s->reenable && s->truncated != truncated)
-			sess_restart(s);
+			capture_restart(s);
 	}
 	return woke;
 }
 
 /* Write the trace in aux-record's directory format for the host decoder. */
-void sess_save(struct sess *s, const char *name)
+void capture_save(struct capture *s, const char *name)
 {
 	const char *root = getenv("AUXLAB_TRACE_DIR");
 	char path[PATH_MAX];
@@ -242,7 +243,7 @@ void sess_save(struct sess *s, const char *name)
 	fclose(f);
 }
 
-void sess_free(struct sess *s)
+void capture_free(struct capture *s)
 {
 	auxc_unmap(&s->c);
 	free(s->trace);
@@ -260,26 +261,26 @@ void sess_free(struct sess *s)
  * timeout_ms have passed.  Returns whether len was reached.  The limit
  * is generous: it only bounds a test whose data stopped for good.
  */
-bool consume_until_len(struct sess *s, size_t len,
+bool capture_until_len(struct capture *s, size_t len,
 		       int timeout_ms)
 {
 	double end = now_ms() + timeout_ms;
 
 	while (s->len < len && now_ms() < end)
-		sess_poll(s, 10);
+		capture_poll(s, 10);
 	return s->len >= len;
 }
 
 /* Consume until the child exits, then drain once more. */
-int consume_until_exit(struct sess *s, pid_t pid)
+int capture_until_exit(struct capture *s, pid_t pid)
 {
 	int status = -1;
 
 	for (;;) {
-		sess_poll(s, 10);
+		capture_poll(s, 10);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 	}
-	sess_poll(s, 0);
+	capture_poll(s, 0);
 	return status;
 }

@@ -4,16 +4,16 @@
  * checking the sequence numbers; every gap must be explained by a record
  * or an OVF packet.  Independent of libipt, which the test guest lacks.
  */
-#ifndef PTSIM_WALK_H
-#define PTSIM_WALK_H
+#ifndef PTSIM_TRACE_H
+#define PTSIM_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "ptsim_sess.h"
+#include "ptsim_capture.h"
 
-struct walk {
+struct pt_check {
 	unsigned long packets, pad, psb, psbend, ptw64, ptw32, ovf, pge, pgd;
 	unsigned long fup, tsc, errors, gaps, unexplained;
 	unsigned long straddles;	/* packets crossing a region end */
@@ -31,10 +31,10 @@ struct walk {
 
 size_t pt_len(const unsigned char *p, size_t left);
 __u64 get_le(const unsigned char *p, int bytes);
-bool lossy_end_in(struct sess *s, __u64 lo, __u64 hi);
-void walk_piece(struct sess *s, struct walk *w,
-		const unsigned char *p, size_t len,
+bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi);
+void pt_check_piece(struct capture *s, struct pt_check *w,
+		    const unsigned char *p, size_t len,
 		__u64 aux_off, size_t region);
-void walk_trace(struct sess *s, struct walk *w, size_t region);
+void pt_check_trace(struct capture *s, struct pt_check *w, size_t region);
 
-#endif /* PTSIM_WALK_H */
+#endif /* PTSIM_TRACE_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ptsim trace check (ptsim_walk.h).
+ * The ptsim trace check (ptsim_trace.h).
  */
 #include "ptsim_lib.h"
 
@@ -58,7 +58,7 @@ __u64 get_le(const unsigned char *p, int bytes)
 }
 
 /* Is there a lossy AUX record whose data ends in (lo, hi]? */
-bool lossy_end_in(struct sess *s, __u64 lo, __u64 hi)
+bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi)
 {
 	size_t i;
 
@@ -81,8 +81,8 @@ bool lossy_end_in(struct sess *s, __u64 lo, __u64 hi)
  * a lossy AUX record ending between the two numbers.  region, if not 0,
  * is the region size: no packet may cross a multiple of it.
  */
-void walk_piece(struct sess *s, struct walk *w,
-		const unsigned char *p, size_t len,
+void pt_check_piece(struct capture *s, struct pt_check *w,
+		    const unsigned char *p, size_t len,
 		__u64 aux_off, size_t region)
 {
 	__u64 last_pos = 0, ovf_lost = 0, at = 0;
@@ -205,7 +205,7 @@ void walk_piece(struct sess *s, struct walk *w,
 }
 
 /* Walk the whole trace, piece by piece (pieces are snapshots). */
-void walk_trace(struct sess *s, struct walk *w, size_t region)
+void pt_check_trace(struct capture *s, struct pt_check *w, size_t region)
 {
 	size_t i;
 
@@ -214,7 +214,7 @@ void walk_trace(struct sess *s, struct walk *w, size_t region)
 	w->errors = s->bad_records;
 	if (!s->snapshot) {
 		/* Normal mode: one piece, file offset == AUX offset. */
-		walk_piece(s, w, s->trace, s->len, 0, region);
+		pt_check_piece(s, w, s->trace, s->len, 0, region);
 		return;
 	}
 	for (i = 0; i < s->ncopies; i++) {
@@ -227,7 +227,7 @@ void walk_trace(struct sess *s, struct walk *w, size_t region)
 			len += s->copies[i + 1].size;
 			i++;
 		}
-		walk_piece(s, w, s->trace + c->file_off, len, c->aux_off,
-			   region);
+		pt_check_piece(s, w, s->trace + c->file_off, len, c->aux_off,
+			       region);
 	}
 }

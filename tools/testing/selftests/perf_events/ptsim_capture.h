@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A session: one ptsim event with its data and AUX areas mapped, consumed
+ * A capture: one ptsim event with its data and AUX areas mapped, consumed
  * with tools/aux/lib's consumer, and what came out (the trace, the
  * records, the copies), saved in aux-record's format for the host.
  */
-#ifndef PTSIM_SESS_H
-#define PTSIM_SESS_H
+#ifndef PTSIM_CAPTURE_H
+#define PTSIM_CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +29,7 @@ struct aux_copy {
  * tools/aux/lib/aux_consumer.h), and what came out.  pg, aux, aux_size,
  * data_size and psz are the consumer's, for the tests to read.
  */
-struct sess {
+struct capture {
 	struct auxc c;
 	int fd;
 	__u64 config;
@@ -54,26 +54,26 @@ struct sess {
 };
 
 void *grow(void *p, size_t *cap, size_t need, size_t elem);
-int sess_map_shared(struct sess *s, int fd, int data_fd,
-		    __u64 config, int data_pages, int aux_pages,
+int capture_map_shared(struct capture *s, int fd, int data_fd,
+		       __u64 config, int data_pages, int aux_pages,
 		    bool snapshot);
-int sess_map(struct sess *s, int fd, __u64 config,
-	     int data_pages, int aux_pages, bool snapshot);
-void sess_add_rec(struct sess *s, __u32 type, __u64 a, __u64 b,
-		  __u64 c);
-void sess_record(const struct auxc_record *r, void *arg);
-void sess_read_records(struct sess *s);
-void sess_piece(__u64 aux_off, const void *p, size_t size,
-		void *arg);
-void sess_append(struct sess *s, __u64 aux_off, size_t size);
-size_t sess_copy_aux(struct sess *s);
-size_t sess_snapshot(struct sess *s);
-void sess_restart(struct sess *s);
-bool sess_poll(struct sess *s, int timeout_ms);
-void sess_save(struct sess *s, const char *name);
-void sess_free(struct sess *s);
-bool consume_until_len(struct sess *s, size_t len,
+int capture_map(struct capture *s, int fd, __u64 config,
+		int data_pages, int aux_pages, bool snapshot);
+void capture_add_rec(struct capture *s, __u32 type, __u64 a, __u64 b,
+		     __u64 c);
+void capture_record(const struct auxc_record *r, void *arg);
+void capture_read_records(struct capture *s);
+void capture_piece(__u64 aux_off, const void *p, size_t size,
+		   void *arg);
+void capture_append(struct capture *s, __u64 aux_off, size_t size);
+size_t capture_copy_aux(struct capture *s);
+size_t capture_snapshot(struct capture *s);
+void capture_restart(struct capture *s);
+bool capture_poll(struct capture *s, int timeout_ms);
+void capture_save(struct capture *s, const char *name);
+void capture_free(struct capture *s);
+bool capture_until_len(struct capture *s, size_t len,
 		       int timeout_ms);
-int consume_until_exit(struct sess *s, pid_t pid);
+int capture_until_exit(struct capture *s, pid_t pid);
 
-#endif /* PTSIM_SESS_H */
+#endif /* PTSIM_CAPTURE_H */
