@@ -15,16 +15,18 @@
  *    trace, one with aux_resume starts a child opened paused; a child
  *    opened paused without one produces nothing.
  *  - aux_output: a child's ptsim_mark samples go into the trace.
- * The sampling and aux_action cases run with a task-clock member and
- * again (_nmi) with ptsim_mark, whose overflows in the child come in NMI,
- * as a hardware counter's do, which those check in ptsim's NMI counts.
- * aux_output raises no PMI: the engine writes the mark into the trace
- * itself, as PEBS via PT writes its records without an interrupt.
+ * The sampling and aux_action cases are the fixture member's, run with a
+ * task-clock member (variant task_clock) and again with ptsim_mark (nmi),
+ * whose overflows in the child come in NMI, as a hardware counter's do,
+ * which those check in ptsim's NMI counts.  aux_output (fixture mark)
+ * raises no PMI: the engine writes the mark into the trace itself, as
+ * PEBS via PT writes its records without an interrupt.  Every case needs
+ * a CPU 1 to stay on.
  */
 #include "ptsim_lib.h"
 #include <pthread.h>
 #include <sys/syscall.h>
-#include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 #define SAMPLE_SIZE	4096
 #define DATA_PAGES	64
@@ -33,20 +35,28 @@
 /* The test's own CPU; the children are traced on CPU 0. */
 #define HOME_CPU	1
 
-static int mark_type(void)
+FIXTURE(member) {};
+FIXTURE_VARIANT(member) {
+	bool nmi;
+};
+
+FIXTURE_VARIANT_ADD(member, task_clock) {};
+FIXTURE_VARIANT_ADD(member, nmi) { .nmi = true };
+FIXTURE_SETUP(member)
 {
-	return pmu_type("ptsim_mark");
+	ptsim_need(_metadata, PTSIM_NEED_2CPUS |
+		   (variant->nmi ? PTSIM_NEED_MARK : 0));
 }
 
-/* Why a test cannot run here: no ptsim, or no CPU 1 to stay on. */
-static const char *cannot_run(void)
+FIXTURE_TEARDOWN(member) {}
+
+FIXTURE(mark) {};
+FIXTURE_SETUP(mark)
 {
-	if (ptsim_type() < 0)
-		return "no ptsim PMU";
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return "needs 2 CPUs";
-	return NULL;
+	ptsim_need(_metadata, PTSIM_NEED_2CPUS | PTSIM_NEED_MARK);
 }
+
+FIXTURE_TEARDOWN(mark) {}
 
 /* A task-clock member of the group, inherited, sampling every ms. */
 static struct perf_event_attr clock_attr(int period_ms)
@@ -79,7 +89,7 @@ static struct perf_event_attr member_attr(int period_ms, bool nmi)
 	struct perf_event_attr attr = clock_attr(period_ms);
 
 	if (nmi) {
-		attr.type = mark_type();
+		attr.type = pmu_type("ptsim_mark");
 		attr.config = 0;
 		attr.sample_period = (__u64)period_ms * 1000 / PTSIM_TICK_US;
 	}
@@ -162,8 +172,8 @@ struct group {
 	long psz;
 };
 
-static int group_open(struct __test_metadata *_metadata, struct group *g,
-		      bool nmi)
+static void group_open(struct __test_metadata *_metadata, struct group *g,
+		       bool nmi)
 {
 	struct perf_event_attr attr, sw = member_attr(2, nmi);
 
@@ -191,7 +201,6 @@ static int group_open(struct __test_metadata *_metadata, struct group *g,
 	ASSERT_NE(MAP_FAILED, g->pg);
 	/* Children created from now on inherit the enabled group. */
 	ASSERT_EQ(0, ioctl(g->fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	return 0;
 }
 
 static void group_close(struct group *g)
@@ -220,10 +229,10 @@ static void expect_samples(struct __test_metadata *_metadata,
 }
 
 /*
- * The forms below run with a task-clock sampler, and again (_nmi) with
- * ptsim_mark, whose overflows, and so the AUX samples, come in NMI.
+ * The sampler is a task clock, or ptsim_mark (nmi), whose overflows, and
+ * so the AUX samples, come in NMI.
  */
-static void sample_forked_child(struct __test_metadata *_metadata, bool nmi)
+TEST_F(member, aux_sample_forked_child)
 {
 	struct nmi_counts nmi0 = ptsim_nmi_counts();
 	struct samples r = { };
@@ -232,7 +241,7 @@ static void sample_forked_child(struct __test_metadata *_metadata, bool nmi)
 	pid_t pid;
 
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	group_open(_metadata, &g, nmi);
+	group_open(_metadata, &g, variant->nmi);
 	pid = spawn_burner(BURN_MS, 0, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
@@ -245,23 +254,9 @@ static void sample_forked_child(struct __test_metadata *_metadata, bool nmi)
 	read_samples(g.pg, g.psz, pid, pid, &r);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	expect_samples(_metadata, "forked child", &r);
-	if (nmi)
+	if (variant->nmi)
 		EXPECT_NMI(nmi0, mark, r.n);
 	group_close(&g);
-}
-
-TEST(aux_sample_forked_child)
-{
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
-	sample_forked_child(_metadata, false);
-}
-
-TEST(aux_sample_forked_child_nmi)
-{
-	if (cannot_run() || mark_type() < 0)
-		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
-	sample_forked_child(_metadata, true);
 }
 
 static void *burn_thread(void *arg)
@@ -275,7 +270,7 @@ static void *burn_thread(void *arg)
 	return NULL;
 }
 
-static void sample_thread(struct __test_metadata *_metadata, bool nmi)
+TEST_F(member, aux_sample_thread)
 {
 	struct nmi_counts nmi0 = ptsim_nmi_counts();
 	struct samples r = { };
@@ -285,29 +280,15 @@ static void sample_thread(struct __test_metadata *_metadata, bool nmi)
 	struct group g;
 
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	group_open(_metadata, &g, nmi);
+	group_open(_metadata, &g, variant->nmi);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, burn_thread, &tid));
 	ASSERT_EQ(0, pthread_join(thread, &ret));
 	EXPECT_EQ(NULL, ret);
 	read_samples(g.pg, g.psz, getpid(), tid, &r);
 	expect_samples(_metadata, "thread", &r);
-	if (nmi)
+	if (variant->nmi)
 		EXPECT_NMI(nmi0, mark, r.n);
 	group_close(&g);
-}
-
-TEST(aux_sample_thread)
-{
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
-	sample_thread(_metadata, false);
-}
-
-TEST(aux_sample_thread_nmi)
-{
-	if (cannot_run() || mark_type() < 0)
-		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
-	sample_thread(_metadata, true);
 }
 
 /* ---- pause and resume ---- */
@@ -320,17 +301,21 @@ TEST(aux_sample_thread_nmi)
  * Trace a forked child with an inherited ptsim event (opened paused or
  * not) and, if @action, an inherited member with aux_pause (1) or
  * aux_resume (2): task-clock, or ptsim_mark (@nmi), which pauses or
- * resumes from NMI.  Return the data records the child's trace holds.
+ * resumes from NMI.  Return the data records the child's trace holds,
+ * saved as inherit_pause[_nmi]_@what.
  */
 static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
-			  int action, bool nmi, const char *name)
+			  int action, bool nmi, const char *what)
 {
 	struct perf_event_attr attr, sw = member_attr(MEMBER_PERIOD_MS, nmi);
 	int anchor, fd, mfd = -1, go, status;
 	struct capture s;
 	struct pt_check w;
+	char name[64];
 	pid_t pid;
 
+	snprintf(name, sizeof(name), "inherit_pause%s_%s", nmi ? "_nmi" : "",
+		 what);
 	anchor = anchor_open();
 	EXPECT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
 	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
@@ -374,65 +359,45 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 /*
  * The bound is ptsim_test's pause_resume's: before the member's first
  * overflow at most MEMBER_PERIOD_MS / PAUSE_TICK_US ticks of PAUSE_RATE
- * records, plus two ticks.  The unpaused control must exceed it, or the
- * paused case proves nothing on this guest.
+ * records, plus two ticks (the mark's period is MEMBER_PERIOD_MS of
+ * engine ticks).  The unpaused control must exceed it, or the paused case
+ * proves nothing on this guest.  With ptsim_mark (nmi) the child's copy
+ * of the member pauses or resumes the child's trace from NMI; the run
+ * opened paused has no member, so only task_clock has it.
  */
-TEST(pause_resume_inherited)
+TEST_F(member, pause_resume_inherited)
 {
 	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
 			     PAUSE_RATE;
-	size_t plain, paused, resumed, pause_member;
+	struct nmi_counts nmi0 = ptsim_nmi_counts();
+	size_t plain, paused = 0, resumed, pause_member;
+	bool nmi = variant->nmi;
 
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
 	ASSERT_EQ(0, pin_to(HOME_CPU));
-	plain = trace_child(_metadata, false, 0, false, "inherit_pause_plain");
-	paused = trace_child(_metadata, true, 0, false, "inherit_pause_start_paused");
-	resumed = trace_child(_metadata, true, 2, false, "inherit_pause_resumed");
-	pause_member = trace_child(_metadata, false, 1, false, "inherit_pause_paused");
+	plain = trace_child(_metadata, false, 0, nmi, "plain");
+	if (!nmi)
+		paused = trace_child(_metadata, true, 0, false, "start_paused");
+	resumed = trace_child(_metadata, true, 2, nmi, "resumed");
+	pause_member = trace_child(_metadata, false, 1, nmi, "paused");
 	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
 	       plain, paused, resumed, pause_member, bound);
 	EXPECT_GT(plain, bound) TH_LOG("the control is too short to tell");
 	EXPECT_EQ(0, paused);
 	EXPECT_GT(resumed, 2 * PAUSE_RATE) TH_LOG("the child was not resumed");
 	EXPECT_LE(pause_member, bound) TH_LOG("the child was not paused");
-}
-
-/*
- * The same with ptsim_mark as the member: the child's copy of it pauses
- * or resumes the child's trace from NMI.  Same bound: the mark's period
- * is MEMBER_PERIOD_MS of engine ticks.
- */
-TEST(pause_resume_inherited_nmi)
-{
-	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
-			     PAUSE_RATE;
-	struct nmi_counts nmi = ptsim_nmi_counts();
-	size_t plain, resumed, pause_member;
-
-	if (cannot_run() || mark_type() < 0)
-		SKIP(return, "%s", cannot_run() ?: "no ptsim_mark PMU");
-	ASSERT_EQ(0, pin_to(HOME_CPU));
-	plain = trace_child(_metadata, false, 0, true, "inherit_pause_nmi_plain");
-	resumed = trace_child(_metadata, true, 2, true, "inherit_pause_nmi_resumed");
-	pause_member = trace_child(_metadata, false, 1, true, "inherit_pause_nmi_paused");
-	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain, resumed, pause_member, bound);
-	EXPECT_GT(plain, bound) TH_LOG("the control is too short to tell");
-	EXPECT_GT(resumed, 2 * PAUSE_RATE) TH_LOG("the child was not resumed");
-	EXPECT_LE(pause_member, bound) TH_LOG("the child was not paused");
 	/* One overflow at least in each run with a member, each an NMI. */
-	EXPECT_NMI(nmi, mark, 2);
+	if (nmi)
+		EXPECT_NMI(nmi0, mark, 2);
 }
 
 /* ---- aux_output ---- */
 
 /* A child's ptsim_mark samples are written into the parent's trace. */
-TEST(aux_output_inherited)
+TEST_F(mark, aux_output_inherited)
 {
 	struct perf_event_attr attr, mark = {
 		.size = sizeof(mark),
-		.type = mark_type(),
+		.type = pmu_type("ptsim_mark"),
 		.sample_period = 16,
 		.aux_output = 1,
 		.inherit = 1,
@@ -442,10 +407,6 @@ TEST(aux_output_inherited)
 	struct pt_check w;
 	pid_t pid;
 
-	if (cannot_run())
-		SKIP(return, "%s", cannot_run());
-	if (mark_type() < 0)
-		SKIP(return, "no ptsim_mark PMU");
 	ASSERT_EQ(0, pin_to(HOME_CPU));
 	anchor = anchor_open();
 	ASSERT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
