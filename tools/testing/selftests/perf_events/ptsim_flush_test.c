@@ -20,7 +20,7 @@
  */
 #include <pthread.h>
 #include "ptsim_lib.h"
-#include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 /* 128 records (2 KiB) a 1 ms tick into a 4 MiB FIFO, 1 KiB drained. */
 #define HOLD_CONFIG	(PTSIM_CFG1_RATE(128) | PTSIM_CFG1_PERIOD(1000) | \
@@ -221,34 +221,39 @@ static void stop_and_account(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, s->truncated);
 }
 
-FIXTURE(flush) {
-	int unused;
-};
-
+/*
+ * Every case with ptsim's callback and on the generic path: the fixture
+ * flush, and two_cpus for the cases that need a second CPU.
+ */
+FIXTURE(flush) {};
 FIXTURE_VARIANT(flush) {
 	bool noflush;		/* ptsim's callback declines: generic path */
 	const char *tag;
 };
 
-FIXTURE_VARIANT_ADD(flush, callback) {
-	.noflush = false,
-	.tag = "callback",
-};
-
-FIXTURE_VARIANT_ADD(flush, generic) {
-	.noflush = true,
-	.tag = "generic",
-};
-
+FIXTURE_VARIANT_ADD(flush, callback) { .tag = "callback" };
+FIXTURE_VARIANT_ADD(flush, generic) { .noflush = true, .tag = "generic" };
 FIXTURE_SETUP(flush)
 {
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
-FIXTURE_TEARDOWN(flush)
+FIXTURE_TEARDOWN(flush) {}
+
+FIXTURE(two_cpus) {};
+FIXTURE_VARIANT(two_cpus) {
+	bool noflush;
+	const char *tag;
+};
+
+FIXTURE_VARIANT_ADD(two_cpus, callback) { .tag = "callback" };
+FIXTURE_VARIANT_ADD(two_cpus, generic) { .noflush = true, .tag = "generic" };
+FIXTURE_SETUP(two_cpus)
 {
+	ptsim_need(_metadata, PTSIM_NEED_2CPUS);
 }
+
+FIXTURE_TEARDOWN(two_cpus) {}
 
 /*
  * A per-CPU event on @cpu, flushed from CPU 0 five times while it runs.
@@ -307,10 +312,8 @@ TEST_F(flush, this_cpu)
 }
 
 /* The event is active on another CPU: the flush is a cross-call. */
-TEST_F(flush, other_cpu)
+TEST_F(two_cpus, other_cpu)
 {
-	if (ncpus() < 2)
-		SKIP(return, "needs 2 CPUs");
 	per_cpu_flushes(_metadata, variant->noflush, variant->tag, 1,
 			"other_cpu");
 }
@@ -363,7 +366,7 @@ TEST_F(flush, not_active)
  * and FLUSH on the parent's file flushes it, on the child's CPU.  The
  * parent's count includes its children's.
  */
-TEST_F(flush, inherited)
+TEST_F(two_cpus, inherited)
 {
 	char trace[64];
 	struct capture s;
@@ -372,8 +375,6 @@ TEST_F(flush, inherited)
 	size_t i;
 	pid_t pid;
 
-	if (ncpus() < 2)
-		SKIP(return, "needs 2 CPUs");
 	/* The parent stays off CPU 0, where only the child is traced. */
 	ASSERT_EQ(0, pin_to(1));
 	fd = open_hold(_metadata, variant->noflush, 0, 0, true);
