@@ -62,15 +62,21 @@ static size_t nonpad(const struct capture *s, const struct pt_check *w)
 /*
  * Take what is published: the records, then the AUX data up to the head
  * read before them (a record is logged before aux_head moves past its
- * data, so every record for that data is already there).  Returns the head.
+ * data, so every record for that data is already there); in overwrite
+ * mode all of it again.  Returns the head.
  */
 static __u64 take(struct capture *s)
 {
 	__u64 head = aux_head(s), tail = s->pg->aux_tail;
 
 	capture_read_records(s);
-	if (s->snapshot)
+	if (s->snapshot) {
+		/* No wrap in these tests: [0, head) is the whole trace. */
+		s->len = 0;
+		s->ncopies = 0;
+		capture_append(s, 0, head);
 		return head;
+	}
 	if (head != tail)
 		capture_append(s, tail, head - tail);
 	__atomic_store_n(&s->pg->aux_tail, head, __ATOMIC_RELEASE);
@@ -122,7 +128,7 @@ static int open_hold(struct __test_metadata *_metadata, bool noflush,
 	attr.config |= PTSIM_CFG_PSB(15);
 	attr.inherit = inherit;
 	fd = open_retry(&attr, pid, cpu);
-	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	return fd;
 }
 
@@ -175,12 +181,6 @@ static void flush_and_check(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, arg))
 		TH_LOG("FLUSH: %s", strerror(errno));
 	head = take(s);
-	if (s->snapshot) {
-		/* No wrap in these tests: [0, head) is the whole trace. */
-		s->len = 0;
-		s->ncopies = 0;
-		capture_append(s, 0, head);
-	}
 	pt_check_trace(s, &w, 0);
 	TH_LOG("after FLUSH: count before=%llu in the AUX area=%zu head=%llu",
 	       (unsigned long long)before, nonpad(s, &w),
@@ -202,15 +202,8 @@ static void flush_and_check(struct __test_metadata *_metadata,
 static void stop_and_account(struct __test_metadata *_metadata,
 			     struct capture *s, int fd, struct pt_check *w)
 {
-	__u64 head;
-
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
-	head = take(s);
-	if (s->snapshot) {
-		s->len = 0;
-		s->ncopies = 0;
-		capture_append(s, 0, head);
-	}
+	take(s);
 	pt_check_trace(s, w, 0);
 	TH_LOG("stopped: count=%llu trace=%zu pad=%lu ptw=%lu pge=%lu pgd=%lu",
 	       (unsigned long long)count_of(fd), s->len, w->pad, w->ptw64,
@@ -276,7 +269,6 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	ASSERT_GT(pid, 0);
 	release(go);
 	fd = open_hold(_metadata, noflush, -1, cpu, false);
-	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 
@@ -332,7 +324,6 @@ TEST_F(flush, not_active)
 	int fd;
 
 	fd = open_hold(_metadata, variant->noflush, -1, 0, false);
-	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, PERF_IOC_FLAG_GROUP));
@@ -355,7 +346,6 @@ TEST_F(flush, not_active)
 
 	/* Enabled, but without an AUX area ptsim refuses to run. */
 	fd = open_hold(_metadata, variant->noflush, -1, 0, false);
-	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	close(fd);
@@ -378,7 +368,6 @@ TEST_F(two_cpus, inherited)
 	/* The parent stays off CPU 0, where only the child is traced. */
 	ASSERT_EQ(0, pin_to(1));
 	fd = open_hold(_metadata, variant->noflush, 0, 0, true);
-	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* The child burns until it is killed, after the flushes. */
@@ -429,7 +418,6 @@ TEST_F(flush, group)
 
 	ASSERT_EQ(0, pin_to(0));
 	fd = open_hold(_metadata, variant->noflush, -1, cpu, false);
-	ASSERT_GE(fd, 0);
 	member = perf_open(&sw, -1, cpu, fd);
 	ASSERT_GE(member, 0) TH_LOG("member: %s", strerror(errno));
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
@@ -474,7 +462,6 @@ TEST_F(flush, overwrite)
 	ASSERT_EQ(0, pin_to(0));
 	fd = open_hold(_metadata, variant->noflush, -1, ncpus() > 1 ? 1 : 0,
 		       false);
-	ASSERT_GE(fd, 0);
 	/* 2 MiB: no wrap in the time of the test */
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -752,7 +739,6 @@ TEST_F(flush, stress)
 	/* Nothing leaked: each CPU's engine traces and flushes again. */
 	for (round = 0; round < ncpus(); round++) {
 		fd = open_hold(_metadata, variant->noflush, -1, round, false);
-		ASSERT_GE(fd, 0);
 		ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		usleep(30 * 1000);
@@ -763,22 +749,23 @@ TEST_F(flush, stress)
 	}
 }
 
+/* An event of a PMU with neither an AUX area nor a flush callback. */
+static struct perf_event_attr task_clock = {
+	.size = sizeof(task_clock),
+	.type = PERF_TYPE_SOFTWARE,
+	.config = PERF_COUNT_SW_TASK_CLOCK,
+	.disabled = 1,
+};
+
 /*
- * A PMU with neither an AUX area nor a flush callback: the core cannot
- * know what such a PMU holds back, so FLUSH says it cannot, whatever the
- * event's state, alone or as a group.
+ * The core cannot know what such a PMU holds back, so FLUSH says it
+ * cannot, whatever the event's state, alone or as a group.
  */
 TEST(non_aux)
 {
-	struct perf_event_attr sw = {
-		.size = sizeof(sw),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.disabled = 1,
-	};
 	int fd;
 
-	fd = perf_open(&sw, 0, -1, -1);
+	fd = perf_open(&task_clock, 0, -1, -1);
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(-1, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(EOPNOTSUPP, errno);
@@ -799,16 +786,11 @@ TEST(bad_args)
 		1UL << 32, (1UL << 32) | PERF_IOC_FLAG_GROUP,
 #endif
 	};
-	struct perf_event_attr attr, sw = {
-		.size = sizeof(sw),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.disabled = 1,
-	};
+	struct perf_event_attr attr;
 	int fd[2] = { -1, -1 };
 	unsigned int i, k;
 
-	fd[0] = perf_open(&sw, 0, -1, -1);
+	fd[0] = perf_open(&task_clock, 0, -1, -1);
 	ASSERT_GE(fd[0], 0);
 	if (ptsim_type() >= 0) {
 		ptsim_attr(&attr, 0);
