@@ -29,7 +29,7 @@
  * the tests skip.
  */
 #include "ptsim_leak.h"
-#include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 #define AREA		(2UL << 30)
 #define DATA_PAGES	256
@@ -62,6 +62,16 @@ FIXTURE(large) {
 	unsigned long skips;	/* padding skipped, between two records */
 };
 
+/*
+ * normal: the consumer moves aux_tail, the area is read as it is written.
+ * overwrite: a read-only AUX mapping, the PMU writes on regardless.
+ */
+FIXTURE_VARIANT(large) {
+	bool overwrite;
+};
+
+FIXTURE_VARIANT_ADD(large, normal) {};
+FIXTURE_VARIANT_ADD(large, overwrite) { .overwrite = true };
 FIXTURE_SETUP(large)
 {
 	long kb = meminfo_kb("MemTotal");
@@ -71,8 +81,6 @@ FIXTURE_SETUP(large)
 	self->bulk_kid = 0;
 	self->pkt_kid = 0;
 	self->until = MAP_FAILED;
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
 	if (kb < (long)MIN_MEM_KB)
 		SKIP(return, "MemTotal %ld kB: a 2 GiB AUX area needs %lu kB",
 		     kb, MIN_MEM_KB);
@@ -80,6 +88,7 @@ FIXTURE_SETUP(large)
 	/* The consumer stays off the traced CPU, if there is another. */
 	if (self->cpu)
 		pin_to(0);
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 
 FIXTURE_TEARDOWN(large)
@@ -343,8 +352,7 @@ static void window_at(struct __test_metadata *_metadata,
 		       (unsigned long long)after);
 }
 
-static void large(struct __test_metadata *_metadata,
-		  FIXTURE_DATA(large) *self, bool overwrite)
+TEST_F_TIMEOUT(large, past_4gib, 240)
 {
 	static const __u64 at[] = { 1ULL << 31, 1ULL << 32 };
 	struct perf_event_attr attr;
@@ -372,7 +380,7 @@ static void large(struct __test_metadata *_metadata,
 
 	t0 = now_ms();
 	ASSERT_EQ(0, capture_map(s, self->bulk, BULK_CONFIG, DATA_PAGES,
-				 AREA / sysconf(_SC_PAGESIZE), overwrite))
+				 AREA / sysconf(_SC_PAGESIZE), variant->overwrite))
 		TH_LOG("mmap of 2 GiB of AUX area: %s", strerror(errno));
 	ksft_print_msg("2 GiB AUX area mapped in %.1f s\n",
 		       (now_ms() - t0) / 1e3);
@@ -397,23 +405,11 @@ static void large(struct __test_metadata *_metadata,
 	EXPECT_GT(head, (1ULL << 32) + PAST - 1);
 	EXPECT_EQ(self->prev_end, head);
 	/* The last record ends at aux_head; aux_tail follows in normal mode. */
-	EXPECT_EQ(head, overwrite ? self->max_offset : s->pg->aux_tail);
+	EXPECT_EQ(head, variant->overwrite ? self->max_offset : s->pg->aux_tail);
 	EXPECT_GT(self->max_offset, 1ULL << 32);
 	EXPECT_EQ(0, s->truncated);
 	EXPECT_EQ(0, s->lost);
 	EXPECT_EQ(0, s->bad_records);
-}
-
-/* The consumer moves aux_tail: the area is read as it is written. */
-TEST_F_TIMEOUT(large, normal, 240)
-{
-	large(_metadata, self, false);
-}
-
-/* Overwrite mode: a read-only AUX mapping, the PMU writes on regardless. */
-TEST_F_TIMEOUT(large, overwrite, 240)
-{
-	large(_metadata, self, true);
 }
 
 TEST_HARNESS_MAIN
