@@ -207,10 +207,7 @@ SUITES = [
     P('mmap', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
-        ('qemu,upstream', 'cve.aux_fail_injected', NO_FAULTS),
-        ('qemu,upstream', 'cve.aux_fail_fallback', 'the same (fail_page_alloc)'),
-        ('qemu,upstream', 'cve.aux_member_open_injected', 'the same (fail-nth)'),
-        ('qemu,upstream', 'cve.aux_member_fork_injected', 'the same (fail-nth)')]),
+        ('qemu,upstream', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
