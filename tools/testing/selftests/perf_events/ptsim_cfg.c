@@ -3,6 +3,7 @@
  * The ptsim PMU: its sysfs and debugfs files, its events (ptsim_cfg.h).
  */
 #include "ptsim_lib.h"
+#include "ptsim_acct.h"
 
 /* The type of the PMU @name (sysfs), -1 if there is none. */
 int pmu_type(const char *name)
@@ -111,5 +112,7 @@ const char *ptsim_missing(unsigned int needs)
 		return "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)";
 	if ((needs & PTSIM_NEED_ROOT) && geteuid())
 		return "needs root to set the sysctls and drop to nobody";
+	if ((needs & PTSIM_NEED_FAULTS) && !fi_available())
+		return "no fault injection (debug kernel only)";
 	return NULL;
 }

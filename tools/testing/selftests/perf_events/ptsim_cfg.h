@@ -66,6 +66,7 @@ enum {
 	PTSIM_NEED_2CPUS	= 1 << 4,
 	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* CPU 1 can go offline */
 	PTSIM_NEED_ROOT		= 1 << 6,	/* to set sysctls, drop to nobody */
+	PTSIM_NEED_FAULTS	= 1 << 7,	/* fault injection: fi_available() */
 };
 
 const char *ptsim_missing(unsigned int needs);

@@ -24,62 +24,110 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <sys/prctl.h>
-#include "../kselftest_harness.h"
+#include "ptsim_harness.h"
 
 #define RACE_SECONDS	4
 #define RACE_MIN_ROUNDS	20
 
 struct peer;
 
-FIXTURE(cve)
-{
+/*
+ * What every case's fixture keeps: cve (the cases that need nothing
+ * more), aux_fail (one case in variants), fault_injection (the debug
+ * kernel's: @nfd is this thread's fail-nth, opened before the baseline
+ * is taken) and two_cpus.  Each needs root and the ptsim PMU; a fixture
+ * skips its cases, with the reason, where anything is missing.
+ */
+struct cve {
 	long psz;
 	long mlock_kb;		/* perf_event_mlock_kb to put back */
 	struct acct base;
 	pid_t kids[2];
 	struct peer *peer;
+	int nfd;
 };
 
-FIXTURE_SETUP(cve)
+static void cve_begin(struct __test_metadata *_metadata, struct cve *c,
+		      unsigned int needs)
 {
-	self->mlock_kb = -1;
-	self->kids[0] = 0;
-	self->kids[1] = 0;
-	self->peer = NULL;
-	self->psz = sysconf(_SC_PAGESIZE);
-	if (ptsim_type() < 0)
-		SKIP(return, "no ptsim PMU");
-	if (geteuid())
-		SKIP(return, "needs root (perf_event_mlock_kb, CAP_IPC_LOCK)");
-	self->mlock_kb = read_long(MLOCK_SYSCTL);
-	ASSERT_LE(0, self->mlock_kb);
-	acct_take(&self->base, true);
-	ASSERT_LE(0, self->base.perf_mlock) TH_LOG("cannot measure perf_mlock");
-	ASSERT_LE(0, self->base.aux_bufs)
+	c->mlock_kb = -1;
+	c->kids[0] = 0;
+	c->kids[1] = 0;
+	c->peer = NULL;
+	c->nfd = -1;
+	c->psz = sysconf(_SC_PAGESIZE);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT | needs);
+	if (_metadata->exit_code)
+		return;
+	if (needs & PTSIM_NEED_FAULTS) {
+		ASSERT_EQ(0, fi_setup(0, 1, -1));
+		c->nfd = fi_nth_open();
+		ASSERT_LE(0, c->nfd);
+	}
+	c->mlock_kb = read_long(MLOCK_SYSCTL);
+	ASSERT_LE(0, c->mlock_kb);
+	acct_take(&c->base, true);
+	ASSERT_LE(0, c->base.perf_mlock) TH_LOG("cannot measure perf_mlock");
+	ASSERT_LE(0, c->base.aux_bufs)
 		TH_LOG("cannot read %s/{setup,free}_aux_calls", PTSIM_DEBUGFS);
-	ASSERT_LE(0, self->base.events)
+	ASSERT_LE(0, c->base.events)
 		TH_LOG("cannot read %s/events", PTSIM_DEBUGFS);
 	/* glibc keeps the stacks of joined threads: count perf mappings only. */
-	self->base.maps = -1;
-	ASSERT_EQ(0, self->base.vm_pin);
+	c->base.maps = -1;
+	ASSERT_EQ(0, c->base.vm_pin);
 	/* Every page of every perf buffer is charged to VmPin from now on. */
 	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 0));
 }
 
 static void peer_stop(struct peer *pr);
 
-FIXTURE_TEARDOWN(cve)
+static void cve_end(struct cve *c)
 {
 	int i;
 
-	peer_stop(self->peer);
+	peer_stop(c->peer);
 	for (i = 0; i < 2; i++)
-		if (self->kids[i] > 0) {
-			kill(self->kids[i], SIGKILL);
-			waitpid(self->kids[i], NULL, 0);
+		if (c->kids[i] > 0) {
+			kill(c->kids[i], SIGKILL);
+			waitpid(c->kids[i], NULL, 0);
 		}
-	if (self->mlock_kb >= 0)
-		write_long(MLOCK_SYSCTL, self->mlock_kb);
+	if (c->nfd >= 0)
+		close(c->nfd);
+	if (c->mlock_kb >= 0)
+		write_long(MLOCK_SYSCTL, c->mlock_kb);
+}
+
+FIXTURE(cve) { struct cve c; };
+FIXTURE_SETUP(cve)
+{
+	cve_begin(_metadata, &self->c, 0);
+}
+
+FIXTURE_TEARDOWN(cve)
+{
+	cve_end(&self->c);
+}
+
+FIXTURE(fault_injection) { struct cve c; };
+FIXTURE_SETUP(fault_injection)
+{
+	cve_begin(_metadata, &self->c, PTSIM_NEED_FAULTS);
+}
+
+FIXTURE_TEARDOWN(fault_injection)
+{
+	cve_end(&self->c);
+}
+
+FIXTURE(two_cpus) { struct cve c; };
+FIXTURE_SETUP(two_cpus)
+{
+	cve_begin(_metadata, &self->c, PTSIM_NEED_2CPUS);
+}
+
+FIXTURE_TEARDOWN(two_cpus)
+{
+	cve_end(&self->c);
 }
 
 /*
@@ -88,9 +136,9 @@ FIXTURE_TEARDOWN(cve)
  * that are this process's to account for (see struct peer).
  */
 static void expect_baseline_with(struct __test_metadata *_metadata,
-				 FIXTURE_DATA(cve) *self, long elsewhere)
+				 struct cve *c, long elsewhere)
 {
-	struct acct base = self->base, now;
+	struct acct base = c->base, now;
 	char why[512];
 
 	base.vm_pin -= elsewhere;
@@ -99,16 +147,12 @@ static void expect_baseline_with(struct __test_metadata *_metadata,
 	 * their descriptors, so they are alive while it runs: the tests
 	 * with a peer stop it first.
 	 */
-	ASSERT_EQ(NULL, self->peer);
+	ASSERT_EQ(NULL, c->peer);
 	EXPECT_EQ(0, acct_settle(&base, &now, why, sizeof(why)))
 		TH_LOG("leaked: %s", why);
 }
 
-static void expect_baseline(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(cve) *self)
-{
-	expect_baseline_with(_metadata, self, 0);
-}
+#define expect_baseline(c)	expect_baseline_with(_metadata, c, 0)
 
 /* A child that only waits to be killed: a task to attach events to. */
 static pid_t spawn_idle(void)
@@ -122,7 +166,7 @@ static pid_t spawn_idle(void)
 	return pid;
 }
 
-/* A ptsim event on another task, bound to CPU 0. */
+/* A ptsim event with perf's default config, on @pid and @cpu. */
 static int open_on(pid_t pid, int cpu)
 {
 	struct perf_event_attr attr;
@@ -131,12 +175,38 @@ static int open_on(pid_t pid, int cpu)
 	return perf_open(&attr, pid, cpu, -1);
 }
 
-static struct perf_event_mmap_page *map_data(int fd, long psz, int pages)
+/* E and F: ptsim events on two idle children, both bound to CPU 0. */
+static void open_e_f(struct __test_metadata *_metadata, struct cve *c,
+		     int *fe, int *ff)
 {
-	void *p = mmap(NULL, (1 + pages) * psz, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, 0);
+	c->kids[0] = spawn_idle();
+	c->kids[1] = spawn_idle();
+	ASSERT_GT(c->kids[0], 0);
+	ASSERT_GT(c->kids[1], 0);
+	*fe = open_on(c->kids[0], 0);
+	ASSERT_LE(0, *fe) TH_LOG("perf_event_open: %s", strerror(errno));
+	*ff = open_on(c->kids[1], 0);
+	ASSERT_LE(0, *ff) TH_LOG("perf_event_open: %s", strerror(errno));
+}
 
-	return p == MAP_FAILED ? NULL : p;
+/*
+ * Map @pages data pages and the user page; unless @aux_size is 0, have
+ * the user page ask for an AUX area of @aux_size at @aux_off.
+ */
+static struct perf_event_mmap_page *map_data(int fd, long psz, int pages,
+					     __u64 aux_off, __u64 aux_size)
+{
+	struct perf_event_mmap_page *pg = mmap(NULL, (1 + pages) * psz,
+					       PROT_READ | PROT_WRITE,
+					       MAP_SHARED, fd, 0);
+
+	if (pg == MAP_FAILED)
+		return NULL;
+	if (aux_size) {
+		pg->aux_offset = aux_off;
+		pg->aux_size = aux_size;
+	}
+	return pg;
 }
 
 static void *map_aux(int fd, __u64 off, __u64 size)
@@ -312,28 +382,21 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	long elsewhere;
 	double end;
 
-	self->kids[0] = spawn_idle();
-	self->kids[1] = spawn_idle();
-	ASSERT_GT(self->kids[0], 0);
-	ASSERT_GT(self->kids[1], 0);
-	fe = open_on(self->kids[0], 0);
-	ASSERT_LE(0, fe) TH_LOG("perf_event_open: %s", strerror(errno));
-	ff = open_on(self->kids[1], 0);
-	ASSERT_LE(0, ff) TH_LOG("perf_event_open: %s", strerror(errno));
+	open_e_f(_metadata, &self->c, &fe, &ff);
 
-	pe = map_data(fe, self->psz, data_pages);
+	pe = map_data(fe, self->c.psz, data_pages, 0, 0);
 	ASSERT_NE(NULL, pe);
 	ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe));
 	/* A second mapping of the same buffer, through F. */
-	pf = map_data(ff, self->psz, data_pages);
+	pf = map_data(ff, self->c.psz, data_pages, 0, 0);
 	ASSERT_NE(NULL, pf);
 	ASSERT_EQ(1 + data_pages, vm_pin_pages());
-	pe->aux_offset = (1 + data_pages) * self->psz;
-	pe->aux_size = aux_pages * self->psz;
+	pe->aux_offset = (1 + data_pages) * self->c.psz;
+	pe->aux_size = aux_pages * self->c.psz;
 	ASSERT_EQ(pe->aux_offset, pf->aux_offset) TH_LOG("not one buffer");
 	pr = peer_start();
 	ASSERT_NE(NULL, pr);
-	self->peer = pr;
+	self->c.peer = pr;
 
 	end = now_s() + RACE_SECONDS;
 	while (rounds < 300 && (rounds < RACE_MIN_ROUNDS || now_s() < end) && !bad) {
@@ -378,16 +441,16 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	TH_LOG("%d rounds", rounds);
 	EXPECT_EQ(0, bad);
 	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
-	munmap(pf, (1 + data_pages) * self->psz);
-	munmap(pe, (1 + data_pages) * self->psz);
+	munmap(pf, (1 + data_pages) * self->c.psz);
+	munmap(pe, (1 + data_pages) * self->c.psz);
 	close(ff);
 	close(fe);
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
 	EXPECT_EQ(0, vm_pin_pages() + pr->vm_pin);
 	elsewhere = pr->vm_pin;
 	peer_stop(pr);
-	self->peer = NULL;
-	expect_baseline_with(_metadata, self, elsewhere);
+	self->c.peer = NULL;
+	expect_baseline_with(_metadata, &self->c, elsewhere);
 }
 
 /*
@@ -419,21 +482,17 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 TEST_F_TIMEOUT(cve, vma_split, 60)
 {
 	const int data_pages = 8, aux_pages = 16;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	long alen = aux_pages * psz;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	char *maps[2], *aux, *r;
 	long lens[2];
 	int fd, i;
 
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
+	fd = open_on(0, -1);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
-	pg = map_data(fd, psz, data_pages);
+	pg = map_data(fd, psz, data_pages, dlen, alen);
 	ASSERT_NE(NULL, pg);
-	pg->aux_offset = dlen;
-	pg->aux_size = alen;
 	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
 	ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX mmap: %s", strerror(errno));
 	ASSERT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
@@ -498,17 +557,15 @@ TEST_F_TIMEOUT(cve, vma_split, 60)
 	EXPECT_EQ(0, vm_pin_pages());
 
 	/* The event can be mapped again: nothing of it was left behind. */
-	pg = map_data(fd, psz, data_pages);
+	pg = map_data(fd, psz, data_pages, dlen, alen);
 	ASSERT_NE(NULL, pg);
-	pg->aux_offset = dlen;
-	pg->aux_size = alen;
 	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
 	EXPECT_NE(MAP_FAILED, aux) TH_LOG("AUX mmap: %s", strerror(errno));
 	if (aux != MAP_FAILED)
 		munmap(aux, alen);
 	munmap(pg, dlen);
 	close(fd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -527,34 +584,77 @@ TEST_F_TIMEOUT(cve, vma_split, 60)
  * 1 + data pages after the data munmap().
  *
  * Seen 2026-11-23 on the upstream kernel with that atomic_dec() removed:
- * aux_fail_eopnotsupp, _enomem and _eperm each failed in round 0 ("VmPin
- * 5 after the data munmap(), want 0", then "leaked: vm_pin 0 -> 5");
- * aux_fail_einval passed, as it must: its mmap() fails before the
- * reference is taken.
+ * aux_fail's eopnotsupp, enomem and eperm (then aux_fail_eopnotsupp and
+ * so on) each failed in round 0 ("VmPin 5 after the data munmap(), want
+ * 0", then "leaked: vm_pin 0 -> 5"); aux_fail_einval passed, as it
+ * must: its mmap() fails before the reference is taken.
  */
-static void aux_fail_rounds(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(cve) *self, int fd, __u64 aux_size,
-			    int want_errno, int rounds)
+FIXTURE(aux_fail) { struct cve c; };
+FIXTURE_VARIANT(aux_fail) {
+	bool dummy;		/* the dummy event, else ptsim */
+	int aux_pages;		/* the AUX area's size, or ... */
+	__u64 aux_bytes;	/* ... this */
+	int err;
+	bool memlock;		/* RLIMIT_MEMLOCK for the data area alone */
+};
+
+/* A PMU without an AUX area: EOPNOTSUPP, from the buffer allocation. */
+FIXTURE_VARIANT_ADD(aux_fail, eopnotsupp) {
+	.dummy = true, .aux_pages = 4, .err = EOPNOTSUPP,
+};
+
+/*
+ * An AUX area whose page array perf cannot allocate: 4 GiB has 2^20
+ * pages, an array of 8 MiB, above the largest kmalloc().  ENOMEM, and
+ * nothing of it was charged.
+ */
+FIXTURE_VARIANT_ADD(aux_fail, enomem) { .aux_bytes = 1ULL << 32, .err = ENOMEM };
+
+/*
+ * Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: EPERM from the accounting,
+ * after perf took its reference on the buffer.
+ */
+FIXTURE_VARIANT_ADD(aux_fail, eperm) {
+	.aux_pages = 16, .err = EPERM, .memlock = true,
+};
+
+FIXTURE_SETUP(aux_fail)
+{
+	cve_begin(_metadata, &self->c, 0);
+}
+
+FIXTURE_TEARDOWN(aux_fail)
+{
+	cve_end(&self->c);
+}
+
+TEST_F_TIMEOUT(aux_fail, mmap, 60)
 {
 	const int data_pages = 4;
-	long dlen = (1 + data_pages) * self->psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
+	__u64 aux_size = variant->aux_bytes ?: variant->aux_pages * psz;
 	struct perf_event_mmap_page *pg;
-	int i, bad = 0;
+	int fd, i, bad = 0;
 	void *aux;
 
-	for (i = 0; i < rounds && !bad; i++) {
-		pg = map_data(fd, self->psz, data_pages);
+	fd = variant->dummy ? dummy_open() : open_on(0, -1);
+	ASSERT_LE(0, fd);
+	if (variant->memlock) {
+		/* Room for the data area (5 pages), not for 16 AUX pages more. */
+		ASSERT_EQ(0, cap_drop(CAP_IPC_LOCK));
+		ASSERT_EQ(0, set_memlock(5 * psz));
+	}
+	for (i = 0; i < 200 && !bad; i++) {
+		pg = map_data(fd, psz, data_pages, dlen, aux_size);
 		ASSERT_NE(NULL, pg) TH_LOG("data mmap: %s", strerror(errno));
-		pg->aux_offset = dlen;
-		pg->aux_size = aux_size;
 		errno = 0;
 		aux = map_aux(fd, pg->aux_offset, aux_size);
-		if (aux != MAP_FAILED || errno != want_errno) {
+		if (aux != MAP_FAILED || errno != variant->err) {
 			bad++;
 			TH_LOG("round %d: AUX mmap of %llu bytes: %s, want %s", i,
 			       (unsigned long long)aux_size,
 			       aux == MAP_FAILED ? strerror(errno) : "mapped",
-			       strerror(want_errno));
+			       strerror(variant->err));
 			if (aux != MAP_FAILED)
 				munmap(aux, aux_size);
 		}
@@ -578,80 +678,20 @@ static void aux_fail_rounds(struct __test_metadata *_metadata,
 	}
 	TH_LOG("%d rounds", i);
 	EXPECT_EQ(0, bad);
-}
 
-/* The event maps a data and an AUX area (or, without AUX support, not). */
-static void expect_maps(struct __test_metadata *_metadata,
-			FIXTURE_DATA(cve) *self, int fd, bool has_aux)
-{
-	long dlen = 5 * self->psz;
-	struct perf_event_mmap_page *pg;
-	void *aux;
-
-	pg = map_data(fd, self->psz, 4);
+	/* With room again, the event maps an AUX area (without AUX, not). */
+	if (variant->memlock)
+		ASSERT_EQ(0, set_memlock(RLIM_INFINITY));
+	pg = map_data(fd, psz, 4, dlen, 4 * psz);
 	ASSERT_NE(NULL, pg) TH_LOG("data mmap: %s", strerror(errno));
-	pg->aux_offset = dlen;
-	pg->aux_size = 4 * self->psz;
 	aux = map_aux(fd, pg->aux_offset, pg->aux_size);
-	EXPECT_EQ(has_aux, aux != MAP_FAILED) TH_LOG("AUX mmap: %s", strerror(errno));
+	EXPECT_EQ(!variant->dummy, aux != MAP_FAILED) TH_LOG("AUX mmap: %s", strerror(errno));
 	if (aux != MAP_FAILED)
 		munmap(aux, pg->aux_size);
 	munmap(pg, dlen);
 	EXPECT_EQ(0, vm_pin_pages());
-}
-
-/* A PMU without an AUX area: EOPNOTSUPP, from the buffer allocation. */
-TEST_F_TIMEOUT(cve, aux_fail_eopnotsupp, 60)
-{
-	int fd = dummy_open();
-
-	ASSERT_LE(0, fd);
-	aux_fail_rounds(_metadata, self, fd, 4 * self->psz, EOPNOTSUPP, 200);
-	expect_maps(_metadata, self, fd, false);
 	close(fd);
-	expect_baseline(_metadata, self);
-}
-
-/*
- * An AUX area whose page array perf cannot allocate: 4 GiB has 2^20
- * pages, an array of 8 MiB, above the largest kmalloc().  ENOMEM, and
- * nothing of it was charged.
- */
-TEST_F_TIMEOUT(cve, aux_fail_enomem, 60)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
-	ASSERT_LE(0, fd);
-	aux_fail_rounds(_metadata, self, fd, 1ULL << 32, ENOMEM, 200);
-	expect_maps(_metadata, self, fd, true);
-	close(fd);
-	expect_baseline(_metadata, self);
-}
-
-/*
- * Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: EPERM from the accounting,
- * after perf took its reference on the buffer.
- */
-TEST_F_TIMEOUT(cve, aux_fail_eperm, 60)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
-	ASSERT_LE(0, fd);
-	/* Room for the data area (5 pages), not for 16 AUX pages more. */
-	ASSERT_EQ(0, cap_drop(CAP_IPC_LOCK));
-	ASSERT_EQ(0, set_memlock(5 * self->psz));
-	aux_fail_rounds(_metadata, self, fd, 16 * self->psz, EPERM, 200);
-	/* With room again, the event maps an AUX area. */
-	ASSERT_EQ(0, set_memlock(RLIM_INFINITY));
-	expect_maps(_metadata, self, fd, true);
-	close(fd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -661,17 +701,15 @@ TEST_F_TIMEOUT(cve, aux_fail_eperm, 60)
 TEST_F_TIMEOUT(cve, aux_fail_einval, 60)
 {
 	const int data_pages = 4;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	void *aux, *aux2;
 	int fd, i;
 
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
+	fd = open_on(0, -1);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 50; i++) {
-		pg = map_data(fd, psz, data_pages);
+		pg = map_data(fd, psz, data_pages, 0, 0);
 		ASSERT_NE(NULL, pg);
 		/* Inside the data area. */
 		pg->aux_offset = psz;
@@ -705,7 +743,7 @@ TEST_F_TIMEOUT(cve, aux_fail_einval, 60)
 		ASSERT_EQ(0, vm_pin_pages());
 	}
 	close(fd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -719,41 +757,31 @@ TEST_F_TIMEOUT(cve, aux_fail_einval, 60)
  * This covers the same fixes as above at every failure point rather than
  * three: with them reverted it fails as they do.
  */
-TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
+TEST_F_TIMEOUT(fault_injection, aux_fail_injected, 300)
 {
 	const int data_pages = 4, aux_pages = 16;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
-	int fd, nfd, nth, fired_total = 0, bad = 0, step;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
+	int fd, nth, fired_total = 0, bad = 0, step;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	bool fired;
 	void *p;
-
-	if (!fi_available())
-		SKIP(return, "no fault injection (debug kernel only)");
-	ASSERT_EQ(0, fi_setup(0, 1, -1));
-	nfd = fi_nth_open();
-	ASSERT_LE(0, nfd);
-	ptsim_attr(&attr, 0);
 
 	for (step = 0; step < 3; step++) {
 		for (nth = 1; nth < 1000; nth++) {
 			pg = NULL;
 			fd = -1;
 			if (step > 0) {
-				fd = perf_open(&attr, 0, -1, -1);
+				fd = open_on(0, -1);
 				ASSERT_LE(0, fd);
 			}
 			if (step > 1) {
-				pg = map_data(fd, psz, data_pages);
+				pg = map_data(fd, psz, data_pages, dlen, aux_pages * psz);
 				ASSERT_NE(NULL, pg);
-				pg->aux_offset = dlen;
-				pg->aux_size = aux_pages * psz;
 			}
-			ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+			ASSERT_EQ(0, fi_nth_arm(self->c.nfd, nth));
 			switch (step) {
 			case 0:
-				fd = perf_open(&attr, 0, -1, -1);
+				fd = open_on(0, -1);
 				p = fd >= 0 ? NULL : MAP_FAILED;
 				break;
 			case 1:
@@ -764,7 +792,7 @@ TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
 				p = map_aux(fd, dlen, aux_pages * psz);
 				break;
 			}
-			fired = fi_nth_fired(nfd);
+			fired = fi_nth_fired(self->c.nfd);
 			fired_total += fired;
 			if (step == 1 && p != MAP_FAILED)
 				pg = p;
@@ -795,10 +823,9 @@ TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
 		       step == 0 ? "perf_event_open" : step == 1 ? "data mmap" : "AUX mmap",
 		       nth - 1);
 	}
-	close(nfd);
 	EXPECT_EQ(0, bad);
 	EXPECT_LT(0, fired_total) TH_LOG("fault injection never fired");
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -817,7 +844,7 @@ TEST_F_TIMEOUT(cve, aux_fail_injected, 300)
  * 8 of 8); on the debug kernel kmemleak's and KASAN's own allocations
  * absorb some as well, so there only the coverage kernel's run proves it.
  */
-TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
+TEST_F_TIMEOUT(fault_injection, aux_fail_fallback, 300)
 {
 	static const struct fallback_pmu {
 		const char *pmu;
@@ -827,19 +854,13 @@ TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
 		{ "ptsim_nosg", true },
 	};
 	const int data_pages = 4, aux_pages = 64;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
-	int fd, nfd, nth, bad, absorbed, failed, err, prot;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
+	int fd, nth, bad, absorbed, failed, err, prot;
 	struct perf_event_mmap_page *pg;
 	struct perf_event_attr attr;
 	unsigned int c;
 	bool fired;
 	void *p;
-
-	if (!fi_available())
-		SKIP(return, "no fault injection (debug kernel only)");
-	ASSERT_EQ(0, fi_setup(0, 1, -1));
-	nfd = fi_nth_open();
-	ASSERT_LE(0, nfd);
 
 	for (c = 0; c < ARRAY_SIZE(pmus); c++) {
 		prot = pmus[c].overwrite ? PROT_READ : PROT_READ | PROT_WRITE;
@@ -852,14 +873,12 @@ TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
 		for (nth = 1; nth < 1000; nth++) {
 			fd = perf_open(&attr, 0, -1, -1);
 			ASSERT_LE(0, fd);
-			pg = map_data(fd, psz, data_pages);
+			pg = map_data(fd, psz, data_pages, dlen, aux_pages * psz);
 			ASSERT_NE(NULL, pg);
-			pg->aux_offset = dlen;
-			pg->aux_size = aux_pages * psz;
-			ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+			ASSERT_EQ(0, fi_nth_arm(self->c.nfd, nth));
 			p = mmap(NULL, aux_pages * psz, prot, MAP_SHARED, fd, dlen);
 			err = errno;
-			fired = fi_nth_fired(nfd);
+			fired = fi_nth_fired(self->c.nfd);
 			if (p == MAP_FAILED) {
 				failed++;
 				if (err != ENOMEM) {
@@ -894,8 +913,7 @@ TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
 			EXPECT_LT(0, absorbed)
 				TH_LOG("no failure was absorbed by the fallback");
 	}
-	close(nfd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -923,7 +941,7 @@ TEST_F_TIMEOUT(cve, aux_fail_fallback, 300)
  * boot.  make fuzz found it first: kmemleak reported ptsim events,
  * never freed, after ptsim_fuzz's faults phase.
  */
-TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
+TEST_F_TIMEOUT(fault_injection, aux_member_open_injected, 300)
 {
 	struct perf_event_attr clock = {
 		.size = sizeof(clock),
@@ -932,16 +950,14 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
 		.sample_period = 1000000,
 		.disabled = 1,
 	};
-	struct perf_event_attr members[3], leader;
+	struct perf_event_attr members[3];
 	static const char * const names[] = {
 		"aux_sample_size", "aux_pause", "aux_output",
 	};
-	int fd, mfd, nfd, nth, bad, failed, err;
+	int fd, mfd, nth, bad, failed, err;
 	unsigned int k, kinds = 2;
 	bool fired;
 
-	if (!fi_available())
-		SKIP(return, "no fault injection (debug kernel only)");
 	members[0] = clock;
 	members[0].sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_AUX;
 	members[0].aux_sample_size = 4096;
@@ -956,21 +972,17 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
 		members[2].disabled = 1;
 		kinds = 3;
 	}
-	ASSERT_EQ(0, fi_setup(0, 1, -1));
-	nfd = fi_nth_open();
-	ASSERT_LE(0, nfd);
-	ptsim_attr(&leader, 0);
 
 	for (k = 0; k < kinds; k++) {
 		bad = 0;
 		failed = 0;
 		for (nth = 1; nth < 1000; nth++) {
-			fd = perf_open(&leader, 0, -1, -1);
+			fd = open_on(0, -1);
 			ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
-			ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+			ASSERT_EQ(0, fi_nth_arm(self->c.nfd, nth));
 			mfd = perf_open(&members[k], 0, -1, fd);
 			err = errno;
-			fired = fi_nth_fired(nfd);
+			fired = fi_nth_fired(self->c.nfd);
 			if (mfd < 0) {
 				failed++;
 				if (err != ENOMEM && err != EFAULT) {
@@ -994,8 +1006,7 @@ TEST_F_TIMEOUT(cve, aux_member_open_injected, 300)
 		EXPECT_EQ(0, bad);
 		EXPECT_LT(0, failed) TH_LOG("fault injection never failed the open");
 	}
-	close(nfd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1055,13 +1066,12 @@ static void exclusive_member_attr(struct perf_event_attr *attr,
  */
 static int exclusive_member_open(enum member_kind kind, int cpu)
 {
-	struct perf_event_attr leader, member;
+	struct perf_event_attr member;
 	pid_t pid = cpu < 0 ? 0 : -1;
 	int fd, mfd, err;
 
-	ptsim_attr(&leader, 0);
 	exclusive_member_attr(&member, kind);
-	fd = perf_open(&leader, pid, cpu, -1);
+	fd = open_on(pid, cpu);
 	if (fd < 0)
 		return -1;
 	mfd = perf_open(&member, pid, cpu, fd);
@@ -1074,14 +1084,12 @@ static int exclusive_member_open(enum member_kind kind, int cpu)
 
 TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 {
-	struct perf_event_attr other;
 	long old_paranoid;
 	char why[512];
 	struct acct now;
 	int kind, form, err, fd, p[2], status;
 	pid_t pid;
 
-	ptsim_attr(&other, 0);
 	for (form = 0; form < 2; form++) {
 		/* form 0: a per-task leader; form 1: a per-CPU one, on CPU 0. */
 		int cpu = form ? 0 : -1;
@@ -1094,13 +1102,12 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 				       member_kind_name[kind],
 				       form ? "per-CPU" : "per-task",
 				       err ? strerror(err) : "opened");
-			EXPECT_EQ(0, acct_settle(&self->base, &now, why, sizeof(why)))
+			EXPECT_EQ(0, acct_settle(&self->c.base, &now, why, sizeof(why)))
 				TH_LOG("%s member of a %s leader: leaked: %s",
 				       member_kind_name[kind],
 				       form ? "per-CPU" : "per-task", why);
 			/* The other kind of event: refused while a leader lives. */
-			fd = form ? perf_open(&other, 0, -1, -1) :
-				    perf_open(&other, -1, 0, -1);
+			fd = form ? open_on(0, -1) : open_on(-1, 0);
 			EXPECT_LE(0, fd)
 				TH_LOG("a %s ptsim event after the %s member: %s",
 				       form ? "per-task" : "per-CPU",
@@ -1139,13 +1146,13 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 	EXPECT_EQ(EBUSY, err)
 		TH_LOG("nobody's aux_pause member: %s",
 		       err ? strerror(err) : "opened");
-	fd = perf_open(&other, -1, 0, -1);
+	fd = open_on(-1, 0);
 	EXPECT_LE(0, fd)
 		TH_LOG("a per-CPU ptsim event after nobody's member: %s",
 		       strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1173,7 +1180,6 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 {
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN), per_cpu, old_paranoid;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	__u64 aux_pages = 8, aux_off, aux_size;
 	int fd, p[2], status, mapped = -1;
 	pid_t pid;
@@ -1182,21 +1188,18 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 	while (aux_pages < (__u64)ncpus)
 		aux_pages *= 2;
 	per_cpu = (aux_pages + ncpus - 1) / ncpus;
-	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, per_cpu * self->psz / 1024));
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, per_cpu * self->c.psz / 1024));
 	old_paranoid = read_long(PARANOID_SYSCTL);
 	ASSERT_NE(LONG_MIN, old_paranoid);
 	if (old_paranoid > 2 || old_paranoid < 0)
 		ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
 
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
+	fd = open_on(0, -1);
 	ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
-	pg = map_data(fd, self->psz, 1);
+	aux_off = 2 * self->c.psz;
+	aux_size = aux_pages * self->c.psz;
+	pg = map_data(fd, self->c.psz, 1, aux_off, aux_size);
 	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
-	aux_off = 2 * self->psz;
-	aux_size = aux_pages * self->psz;
-	pg->aux_offset = aux_off;
-	pg->aux_size = aux_size;
 
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
@@ -1232,10 +1235,10 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
 	EXPECT_EQ(4, mapped)
 		TH_LOG("nobody's AUX mmap() of %llu pages: %s", aux_pages,
 		       mapped <= -100 ? strerror(-100 - mapped) : "no result");
-	munmap(pg, 2 * self->psz);
+	munmap(pg, 2 * self->c.psz);
 	close(fd);
 	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 0));
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1272,28 +1275,26 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 	for (area = 0; area < 2; area++) {
 		fd = open_on(0, -1);
 		ASSERT_LE(0, fd) TH_LOG("ptsim: %s", strerror(errno));
-		pg = map_data(fd, self->psz, 1);
+		pg = map_data(fd, self->c.psz, 1, 2 * self->c.psz, aux_pages * self->c.psz);
 		ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
-		pg->aux_offset = 2 * self->psz;
-		pg->aux_size = aux_pages * self->psz;
 		aux = map_aux(fd, pg->aux_offset, pg->aux_size);
 		ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX area: %s", strerror(errno));
 		copied = area ? (void *)pg : aux;
-		ASSERT_EQ(0, madvise(copied, area ? 2 * self->psz : pg->aux_size,
+		ASSERT_EQ(0, madvise(copied, area ? 2 * self->c.psz : pg->aux_size,
 				     MADV_DOFORK))
 			TH_LOG("MADV_DOFORK on the %s area: %s", area_name[area],
 			       strerror(errno));
 		pid = spawn_idle();
 		ASSERT_LT(0, pid);
-		self->kids[0] = pid;
+		self->c.kids[0] = pid;
 		munmap(aux, pg->aux_size);
-		munmap(pg, 2 * self->psz);
+		munmap(pg, 2 * self->c.psz);
 		close(fd);
 		/* The child's exit unmaps the area last. */
 		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		self->kids[0] = 0;
-		expect_baseline(_metadata, self);
+		self->c.kids[0] = 0;
+		expect_baseline(&self->c);
 	}
 }
 
@@ -1306,7 +1307,7 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
  * must fail with ENOMEM or succeed, and no ptsim event may be left
  * alive once the child is reaped and the group closed.
  */
-TEST_F_TIMEOUT(cve, aux_member_fork_injected, 300)
+TEST_F_TIMEOUT(fault_injection, aux_member_fork_injected, 300)
 {
 	struct perf_event_attr leader, sampler = {
 		.size = sizeof(sampler),
@@ -1318,16 +1319,11 @@ TEST_F_TIMEOUT(cve, aux_member_fork_injected, 300)
 		.inherit = 1,
 		.disabled = 1,
 	};
-	int fd, sfd, nfd, nth, bad = 0, failed = 0, err, status;
+	int fd, sfd, nth, bad = 0, failed = 0, err, status;
 	cpu_set_t cpus;
 	bool fired;
 	pid_t pid;
 
-	if (!fi_available())
-		SKIP(return, "no fault injection (debug kernel only)");
-	ASSERT_EQ(0, fi_setup(0, 1, -1));
-	nfd = fi_nth_open();
-	ASSERT_LE(0, nfd);
 	ptsim_attr(&leader, 0);
 	leader.inherit = 1;
 	fd = perf_open(&leader, 0, -1, -1);
@@ -1353,12 +1349,12 @@ TEST_F_TIMEOUT(cve, aux_member_fork_injected, 300)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 
 	for (nth = 1; nth < 5000; nth++) {
-		ASSERT_EQ(0, fi_nth_arm(nfd, nth));
+		ASSERT_EQ(0, fi_nth_arm(self->c.nfd, nth));
 		pid = fork();
 		err = errno;
 		if (!pid)
 			_exit(0);
-		fired = fi_nth_fired(nfd);
+		fired = fi_nth_fired(self->c.nfd);
 		if (pid < 0) {
 			failed++;
 			if (err != ENOMEM) {
@@ -1379,8 +1375,7 @@ TEST_F_TIMEOUT(cve, aux_member_fork_injected, 300)
 	EXPECT_LT(0, failed) TH_LOG("fault injection never failed the fork()");
 	close(sfd);
 	close(fd);
-	close(nfd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1411,35 +1406,27 @@ TEST_F_TIMEOUT(cve, aux_member_fork_injected, 300)
 TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 {
 	const int data_pages = 4, aux_pages = 16;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	int fe, ff, rounds = 0, bad = 0, won[2] = { 0, 0 };
 	struct peer *pr;
 	long elsewhere;
 	double end;
 
-	self->kids[0] = spawn_idle();
-	self->kids[1] = spawn_idle();
-	ASSERT_GT(self->kids[0], 0);
-	ASSERT_GT(self->kids[1], 0);
-	fe = open_on(self->kids[0], 0);
-	ASSERT_LE(0, fe);
-	ff = open_on(self->kids[1], 0);
-	ASSERT_LE(0, ff);
+	open_e_f(_metadata, &self->c, &fe, &ff);
 	pr = peer_start();
 	ASSERT_NE(NULL, pr);
-	self->peer = pr;
+	self->c.peer = pr;
 
 	end = now_s() + RACE_SECONDS;
 	while (rounds < 400 && (rounds < RACE_MIN_ROUNDS || now_s() < end) && !bad) {
 		bool aux = rounds & 1;
-		struct perf_event_mmap_page *pe = map_data(fe, psz, data_pages);
+		struct perf_event_mmap_page *pe = map_data(fe, psz, data_pages, dlen,
+							   aux_pages * psz);
 		__u64 off = aux ? dlen : 0, len = aux ? aux_pages * psz : dlen;
 		int r, err;
 		long pin;
 
 		ASSERT_NE(NULL, pe);
-		pe->aux_offset = dlen;
-		pe->aux_size = aux_pages * psz;
 		ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe))
 			TH_LOG("round %d: SET_OUTPUT: %s", rounds, strerror(errno));
 		/* The peer maps through F while this process unmaps E. */
@@ -1498,8 +1485,8 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
 	elsewhere = pr->vm_pin;
 	peer_stop(pr);
-	self->peer = NULL;
-	expect_baseline_with(_metadata, self, elsewhere);
+	self->c.peer = NULL;
+	expect_baseline_with(_metadata, &self->c, elsewhere);
 }
 
 /* ---- page faults against the AUX area's allocation and teardown ---- */
@@ -1583,13 +1570,12 @@ static void *toucher_main(void *p)
 TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 {
 	const int data_pages = 4, aux_pages = 512;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	struct {
 		int round, ready, done, ack;
 		long touches, bad;
 		__u64 seen[3];
 	} *sh;
-	struct perf_event_attr attr;
 	struct toucher t;
 	int fd, rounds = 0, bad = 0;
 	long touched = 0;
@@ -1600,8 +1586,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	memset((void *)sh, 0, sizeof(*sh));
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
+	fd = open_on(0, -1);
 	ASSERT_LE(0, fd);
 
 	kid = fork();
@@ -1614,7 +1599,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 			while (LOAD(sh->round) != r)
 				if (LOAD(sh->round) < 0)
 					_exit(0);
-			k.pg = map_data(fd, psz, data_pages);
+			k.pg = map_data(fd, psz, data_pages, 0, 0);
 			if (!k.pg)
 				_exit(1);
 			STORE(sh->ready, r);
@@ -1627,17 +1612,16 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 			STORE(sh->ack, r);
 		}
 	}
-	self->kids[0] = kid;
+	self->c.kids[0] = kid;
 
 	end = now_s() + RACE_SECONDS;
 	while (rounds < 100 && (rounds < RACE_MIN_ROUNDS || now_s() < end)) {
-		struct perf_event_mmap_page *pg = map_data(fd, psz, data_pages);
+		struct perf_event_mmap_page *pg = map_data(fd, psz, data_pages, dlen,
+							   aux_pages * psz);
 		void *aux;
 		int r = ++rounds;
 
 		ASSERT_NE(NULL, pg);
-		pg->aux_offset = dlen;
-		pg->aux_size = aux_pages * psz;
 		STORE(sh->round, r);
 		while (LOAD(sh->ready) != r)
 			;
@@ -1680,7 +1664,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 	}
 	STORE(sh->round, -1);
 	waitpid(kid, NULL, 0);
-	self->kids[0] = 0;
+	self->c.kids[0] = 0;
 	TH_LOG("%d rounds, %ld + %ld faults checked in the last one, %ld in all",
 	       rounds, t.touches, sh->touches, touched);
 	EXPECT_EQ(0, bad);
@@ -1688,7 +1672,7 @@ TEST_F_TIMEOUT(cve, aux_alloc_vs_fault, 120)
 	EXPECT_LT(0, touched) TH_LOG("no fault raced the allocation");
 	close(fd);
 	munmap((void *)sh, sizeof(*sh));
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 static __thread sigjmp_buf probe_jmp;
@@ -1764,7 +1748,7 @@ static void *churn_main(void *p)
 TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 {
 	const int data_pages = 4, aux_pages = 32;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	long alen = aux_pages * psz;
 	struct perf_event_mmap_page *pg;
 	struct reader rd[2];
@@ -1778,10 +1762,8 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 	signal(SIGBUS, probe_fault);
 	fd = open_on(0, -1);
 	ASSERT_LE(0, fd);
-	pg = map_data(fd, psz, data_pages);
+	pg = map_data(fd, psz, data_pages, dlen, alen);
 	ASSERT_NE(NULL, pg);
-	pg->aux_offset = dlen;
-	pg->aux_size = alen;
 	aux = map_aux(fd, dlen, alen);
 	ASSERT_NE(MAP_FAILED, aux);
 
@@ -1824,7 +1806,7 @@ TEST_F_TIMEOUT(cve, aux_fault_vs_remap, 120)
 	munmap(pg, dlen);
 	close(fd);
 	EXPECT_EQ(0, vm_pin_pages());
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1858,17 +1840,15 @@ TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
 	static const __u64 big[] = { 1ULL << 32, 1ULL << 43, 1ULL << 44 };
 	static const __u64 far[] = { 1ULL << 32, 1ULL << 44 };
 	const int data_pages = 1;
-	long psz = self->psz, dlen = (1 + data_pages) * psz;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	unsigned int i;
 	int fd;
 	void *aux;
 
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, 0, -1, -1);
+	fd = open_on(0, -1);
 	ASSERT_LE(0, fd);
-	pg = map_data(fd, psz, data_pages);
+	pg = map_data(fd, psz, data_pages, 0, 0);
 	ASSERT_NE(NULL, pg);
 
 	for (i = 0; i < ARRAY_SIZE(far); i++) {
@@ -1912,7 +1892,7 @@ TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
 	munmap(pg, dlen);
 	close(fd);
 	EXPECT_EQ(0, vm_pin_pages());
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 /*
@@ -1935,22 +1915,18 @@ TEST_F_TIMEOUT(cve, aux_size_beyond_32bit, 60)
  * is then odd once both sides have stopped.  The test also counts the
  * scheduler side's updates, to prove the race was run.
  */
-TEST_F_TIMEOUT(cve, reset_vs_sched_in, 60)
+TEST_F_TIMEOUT(two_cpus, reset_vs_sched_in, 60)
 {
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr attr;
 	unsigned int lock0, lock1;
 	long resets = 0, updates;
 	int fd, i;
 	double end;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, pin_to(0));
-	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, -1, 1, -1);
+	fd = open_on(-1, 1);
 	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU 1: %s", strerror(errno));
-	pg = map_data(fd, self->psz, 1);
+	pg = map_data(fd, self->c.psz, 1, 0, 0);
 	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));
 	lock0 = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -1972,9 +1948,9 @@ TEST_F_TIMEOUT(cve, reset_vs_sched_in, 60)
 		       lock0, lock1);
 	EXPECT_LE(RACE_MIN_ROUNDS, updates)
 		TH_LOG("CPU 1 retried the event too rarely to race");
-	munmap(pg, 2 * self->psz);
+	munmap(pg, 2 * self->c.psz);
 	close(fd);
-	expect_baseline(_metadata, self);
+	expect_baseline(&self->c);
 }
 
 TEST_HARNESS_MAIN

@@ -99,6 +99,7 @@ static const struct {
 };
 
 enum { M_DATA, M_AUX, M_ANON };
+static const char * const kind_name[] = { "data", "aux", "anon" };
 
 struct ev {
 	int fd;			/* -1: free */
@@ -124,6 +125,7 @@ struct kid {
 struct stats {
 	long ops;
 	long hist[NOPS][NERR];
+	/* The rest counts one phase's (run_phase() zeroes it). */
 	long injected;
 	long leaks;
 	long faults;		/* unexpected SIGSEGV/SIGBUS on a live mapping,
@@ -142,7 +144,6 @@ struct fz {
 	struct kid kid[MAXKID];
 	long psz;
 	int ncpu;
-	int type;		/* ptsim's */
 	int mode;		/* FI_NONE, FI_PROB, FI_NTH */
 	bool sync_kids;		/* one thread: a released child is waited for */
 	FILE *trace;		/* one line per operation, or NULL */
@@ -357,6 +358,21 @@ static int pick_map(struct th *t, int kind)
 	return n ? idx[rn(t, n)] : -1;
 }
 
+/*
+ * Take fz->lock and pick a mapping (@map) or an event (with a user page
+ * if @need_pg); -1, with the lock dropped again, if there is none.
+ */
+static int lock_pick(struct th *t, bool map, bool need_pg)
+{
+	int i;
+
+	pthread_mutex_lock(&t->fz->lock);
+	i = map ? pick_map(t, -1) : pick_ev(t, need_pg);
+	if (i < 0)
+		pthread_mutex_unlock(&t->fz->lock);
+	return i;
+}
+
 static int add_map(struct fz *fz, void *addr, size_t len, int kind, int prot)
 {
 	char *a = addr;
@@ -510,14 +526,7 @@ static void op_open(struct th *t)
 			attr.aux_sample_size = 4096;
 		}
 	} else {
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = fz->type;
-		attr.config = PTSIM_CONFIG;
-		attr.config1 = rnd_config(t);
-		attr.exclude_kernel = 1;
-		attr.sample_id_all = 1;
-		attr.sample_type = PERF_SAMPLE_TID;
+		ptsim_attr(&attr, rnd_config(t));
 		attr.disabled = !chance(t, 10);
 		if (chance(t, 10))
 			attr.exclude_kernel = 0;
@@ -609,13 +618,10 @@ static void op_mmap_data(struct th *t)
 	size_t len;
 	char *p;
 
-	pthread_mutex_lock(&fz->lock);
-	e = pick_ev(t, false);
-	fd = e >= 0 ? fz->ev[e].fd : -1;
-	if (e < 0) {
-		pthread_mutex_unlock(&fz->lock);
+	e = lock_pick(t, false, false);
+	if (e < 0)
 		return;
-	}
+	fd = fz->ev[e].fd;
 	pages = 1 << rn(t, 4);
 	switch (rn(t, 24)) {
 	case 0:
@@ -664,12 +670,9 @@ static void op_setaux(struct th *t)
 	struct ev *ev;
 	int e;
 
-	pthread_mutex_lock(&fz->lock);
-	e = pick_ev(t, true);
-	if (e < 0) {
-		pthread_mutex_unlock(&fz->lock);
+	e = lock_pick(t, false, true);
+	if (e < 0)
 		return;
-	}
 	ev = &fz->ev[e];
 	data_end = (1 + ev->data_pages) * fz->psz;
 	off = data_end + rn(t, 3) * fz->psz;
@@ -827,8 +830,7 @@ static void op_munmap(struct th *t, bool part)
 	}
 	r = KCALL(t, munmap(addr, len), err);
 	record(t, part ? OP_MUNMAP_PART : OP_MUNMAP, r ? err : 0, "%s %s",
-	       fz->map[m].kind == M_ANON ? "anon" :
-	       fz->map[m].kind == M_AUX ? "aux" : "data", what);
+	       kind_name[fz->map[m].kind], what);
 	if (!r && !part) {
 		drop_map(fz, m);
 	} else if (!r) {
@@ -858,12 +860,9 @@ static void op_mprotect(struct th *t)
 	int m, r, err, prot = rnd_prot(t);
 	size_t len;
 
-	pthread_mutex_lock(&fz->lock);
-	m = pick_map(t, -1);
-	if (m < 0) {
-		pthread_mutex_unlock(&fz->lock);
+	m = lock_pick(t, true, false);
+	if (m < 0)
 		return;
-	}
 	len = part && fz->map[m].len > (size_t)fz->psz ? fz->psz : fz->map[m].len;
 	r = KCALL(t, mprotect(fz->map[m].addr, len, prot), err);
 	record(t, OP_MPROTECT, r ? err : 0, "%s prot=%s",
@@ -885,12 +884,9 @@ static void op_mremap(struct th *t)
 	const char *what;
 	int m, err, flags = 0;
 
-	pthread_mutex_lock(&fz->lock);
-	m = pick_map(t, -1);
-	if (m < 0) {
-		pthread_mutex_unlock(&fz->lock);
+	m = lock_pick(t, true, false);
+	if (m < 0)
 		return;
-	}
 	addr = fz->map[m].addr;
 	len = fz->map[m].len;
 	nlen = len;
@@ -937,8 +933,7 @@ static void op_mremap(struct th *t)
 	else
 		r = KCALL(t, mremap(addr, len, nlen, flags, dst), err);
 	record(t, OP_MREMAP, r == MAP_FAILED ? err : 0, "%s %s", what,
-	       fz->map[m].kind == M_ANON ? "anon" :
-	       fz->map[m].kind == M_AUX ? "aux" : "data");
+	       kind_name[fz->map[m].kind]);
 	if (r == MAP_FAILED) {
 		if (dst)
 			munmap(dst, len);
@@ -971,52 +966,42 @@ static void op_mremap(struct th *t)
 static void op_fixed(struct th *t)
 {
 	struct fz *fz = t->fz;
+	int m, e, err, kind = M_ANON, fd = -1;
 	const char *what;
-	size_t len;
-	int m, e, err, kind;
 	char *addr, *r;
 	__u64 off = 0;
+	size_t len;
 
-	pthread_mutex_lock(&fz->lock);
-	m = pick_map(t, -1);
-	if (m < 0) {
-		pthread_mutex_unlock(&fz->lock);
+	m = lock_pick(t, true, false);
+	if (m < 0)
 		return;
-	}
 	addr = fz->map[m].addr;
 	len = fz->map[m].len;
 	e = pick_ev(t, false);
 	switch (e < 0 ? 0 : rn(t, 4)) {
 	case 0:
 		what = "anon-whole";
-		kind = M_ANON;
-		r = KCALL(t, mmap(addr, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), err);
 		break;
 	case 1:
 		what = "anon-part";
-		kind = M_ANON;
 		len = fz->psz;
-		r = KCALL(t, mmap(addr, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), err);
 		break;
 	case 2:
 		what = "perf-data";
 		kind = M_DATA;
-		r = KCALL(t, mmap(addr, len, PROT_READ | PROT_WRITE,
-				  MAP_SHARED | MAP_FIXED, fz->ev[e].fd, 0), err);
+		fd = fz->ev[e].fd;
 		break;
 	default:
 		what = "perf-aux";
 		kind = M_AUX;
+		fd = fz->ev[e].fd;
 		off = fz->ev[e].aux_off;
-		r = KCALL(t, mmap(addr, len, PROT_READ | PROT_WRITE,
-				  MAP_SHARED | MAP_FIXED, fz->ev[e].fd, off), err);
 		break;
 	}
+	r = KCALL(t, mmap(addr, len, PROT_READ | PROT_WRITE, MAP_FIXED |
+			  (fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED), fd, off), err);
 	record(t, OP_FIXED, r == MAP_FAILED ? err : 0, "%s over %s pages=%zu",
-	       what, fz->map[m].kind == M_ANON ? "anon" :
-	       fz->map[m].kind == M_AUX ? "aux" : "data", len / fz->psz);
+	       what, kind_name[fz->map[m].kind], len / fz->psz);
 	if (r != MAP_FAILED && len == fz->map[m].len) {
 		forget_range(fz, addr, len);
 		fz->map[m].kind = kind;
@@ -1484,7 +1469,6 @@ static void fz_init(struct fz *fz, struct stats *st, int mode)
 		fz->kid[i].go = -1;
 	fz->psz = sysconf(_SC_PAGESIZE);
 	fz->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	fz->type = ptsim_type();
 	fz->mode = mode;
 	fz->st = st;
 	fz->anchor = -1;
@@ -1784,13 +1768,7 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 	}
 	if (ph->mlock_kb >= 0)
 		write_long(MLOCK_SYSCTL, ph->mlock_kb);
-	st->leaks = 0;
-	st->faults = 0;
-	st->child_ok = 0;
-	st->injected = 0;
-	st->offlines = 0;
-	st->offline_refused = 0;
-	st->stuck_offline = 0;
+	memset(&st->injected, 0, sizeof(*st) - offsetof(struct stats, injected));
 	if (trace)
 		fflush(trace);
 	fflush(NULL);
@@ -1949,6 +1927,7 @@ int main(int argc, char **argv)
 	unsigned int i, nph = 0;
 	struct sigaction sa = { 0 };
 	struct stats *st;
+	const char *why;
 	FILE *trace;
 	bool fi;
 	int c;
@@ -2007,10 +1986,10 @@ int main(int argc, char **argv)
 			nph++;
 	ksft_print_header();
 	ksft_set_plan(nph);
-	if (ptsim_type() < 0 || geteuid()) {
+	why = ptsim_missing(PTSIM_NEED_PMU | PTSIM_NEED_ROOT);
+	if (why) {
 		for (i = 0; i < nph; i++)
-			ksft_test_result_skip("%s\n", ptsim_type() < 0 ?
-					      "no ptsim PMU" : "needs root");
+			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
 	fi = fi_available();
@@ -2033,12 +2012,10 @@ int main(int argc, char **argv)
 
 		if (o.phases && !strstr(o.phases, ph->name))
 			continue;
-		if (ph->mode != FI_NONE && !fi) {
-			ksft_test_result_skip("%s: no fault injection\n", ph->name);
-			continue;
-		}
-		if (ph->hotplug && !cpu_hotplug_possible()) {
-			ksft_test_result_skip("%s: no CPU hotplug\n", ph->name);
+		why = ptsim_missing((ph->mode != FI_NONE ? PTSIM_NEED_FAULTS : 0) |
+				    (ph->hotplug ? PTSIM_NEED_HOTPLUG : 0));
+		if (why) {
+			ksft_test_result_skip("%s: %s\n", ph->name, why);
 			continue;
 		}
 		/* Each phase its own sequence; "again" repeats "replay". */
