@@ -8,7 +8,7 @@
 #define PTSIM_HARNESS_H
 
 #include "../kselftest_harness.h"
-#include "ptsim_cfg.h"
+#include "ptsim_lib.h"
 
 /* From a fixture's setup: skip the case unless @needs are met. */
 static inline void ptsim_need(struct __test_metadata *_metadata,
