@@ -492,7 +492,7 @@ TEST_F(ptsim, aux_action_errnos)
 TEST_F(ptsim_mark, aux_output_samples_in_trace)
 {
 	struct perf_event_attr attr, mark = mark_attr(16, true);
-	int fd, mfd, go, status;
+	int fd, mfd, go;
 	__u64 count = 0;
 	struct capture s;
 	struct pt_check w;
@@ -508,8 +508,7 @@ TEST_F(ptsim_mark, aux_output_samples_in_trace)
 	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 2048, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ptsim_until_exit(_metadata, &s, pid);
 	EXPECT_EQ(sizeof(count), read(mfd, &count, sizeof(count)));
 	pt_check_trace(&s, &w, 0);
 	capture_save(&s, "aux_output");
@@ -633,10 +632,10 @@ TEST_F(aux_record, flags)
 	unsigned long wrong_flag = 0, flag_no_ovf = 0, ovf_no_flag = 0;
 	struct perf_event_attr attr;
 	size_t i, j, novf;
-	int fd, go, status;
 	struct capture s;
 	__u64 *ovf;
 	pid_t pid;
+	int fd;
 
 	/*
 	 * A FIFO of 512 bytes drained at 1 KiB a tick overflows at every
@@ -646,15 +645,7 @@ TEST_F(aux_record, flags)
 	ptsim_attr(&attr, overflow ? PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
 				     PTSIM_CFG1_DRAIN(1) : 0);
 	attr.config1 |= PTSIM_CFG1_FMT(FMT) | PTSIM_CFG1_LOSS(loss);
-	pid = spawn_burner(200, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 64, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_burner(_metadata, &s, &attr, 200, 64, false, &pid);
 	capture_save(&s, variant->trace);
 
 	novf = find_ovfs(&s, &ovf);
@@ -707,20 +698,13 @@ TEST_F(aux_record, flags)
 TEST_F(ptsim, aux_record_format_only_is_silent)
 {
 	struct perf_event_attr attr;
-	int fd, go, i, flushed = 0;
+	int fd, i, flushed = 0;
 	struct capture s;
 	pid_t pid;
 
-	ptsim_attr(&attr, 0);
-	attr.config1 |= PTSIM_CFG1_FMT(FMT);
+	ptsim_attr(&attr, PTSIM_CFG1_FMT(FMT));
 	attr.aux_start_paused = 1;
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 16, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 16, false, &pid);
 	for (i = 0; i < 20; i++) {
 		usleep(5000);
 		if (!ioctl(fd, PERF_EVENT_IOC_FLUSH, 0))
@@ -847,23 +831,15 @@ FIXTURE_TEARDOWN(aux_watermark) {}
 TEST_F(aux_watermark, records)
 {
 	struct perf_event_attr attr;
-	int fd, go, status;
 	struct capture s;
 	pid_t pid;
+	int fd;
 
 	ptsim_attr(&attr, PTSIM_CFG1_REGION(10));
 	attr.aux_watermark = variant->aux_watermark;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);
-	pid = spawn_burner(400, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, attr.config1, 16, 32, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_burner(_metadata, &s, &attr, 400, 32, false, &pid);
 	capture_save(&s, variant->trace);
 	close(fd);
 	check_watermark(_metadata, &s, variant->aux_watermark ?: s.aux_size / 2);
@@ -1053,7 +1029,7 @@ TEST_F(aux_mlock, limit)
 TEST_F(ptsim, itrace_start_once)
 {
 	struct perf_event_attr attr;
-	int fd, p[2], status, i;
+	int fd, p[2], i;
 	struct capture s;
 	struct pt_check w;
 	pid_t pid;
@@ -1074,14 +1050,9 @@ TEST_F(ptsim, itrace_start_once)
 	}
 	close(p[0]);
 	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	/* Larger than the trace: the buffer never fills (no restarts). */
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(p[1]);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_task(_metadata, &s, &attr, pid, p[1], 256, false);
+	ptsim_until_exit(_metadata, &s, pid);
 	pt_check_trace(&s, &w, 0);
 	capture_save(&s, "itrace_start_once");
 	TH_LOG("itrace_start=%lu aux_records=%lu pge=%lu bytes=%zu",

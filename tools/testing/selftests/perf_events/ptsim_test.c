@@ -116,21 +116,12 @@ static int trace_child(struct __test_metadata *_metadata, struct capture *s,
 		       __u64 config, int aux_pages, int ms, int watermark)
 {
 	struct perf_event_attr attr;
-	int fd, go, status;
 	pid_t pid;
 
 	ptsim_attr(&attr, config);
 	attr.aux_watermark = watermark;
-	pid = spawn_burner(ms, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(s, fd, config, 16, aux_pages, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	return fd;
+	return ptsim_trace_burner(_metadata, s, &attr, ms, aux_pages, false,
+				  &pid);
 }
 
 TEST_F(ptsim, sysfs_format_and_caps)
@@ -335,19 +326,13 @@ TEST_F(ptsim, stalled_consumer)
 	struct capture s;
 	struct pt_check w;
 	__u64 head1, head2;
-	int fd, go;
 	size_t before;
 	double end;
 	pid_t pid;
+	int fd;
 
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 4, false, &pid);
 
 	/*
 	 * One deadline for both waits, well inside the kselftest harness's
@@ -492,15 +477,11 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	napping = 0;
 	pid = spawn_napper(cpu, &go);
 	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	csfd = perf_open(&cs, pid, -1, -1);
 	ASSERT_GE(csfd, 0) TH_LOG("context switches: %s", strerror(errno));
 	clkfd = perf_open(&clk, pid, -1, -1);
 	ASSERT_GE(clkfd, 0) TH_LOG("task-clock: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_task(_metadata, &s, &attr, pid, go, 4, false);
 
 	/* Read the records, never aux_tail: the 16 KiB fill up. */
 	for (end = now_ms() + 20000; !s.truncated && now_ms() < end;) {
@@ -601,17 +582,11 @@ TEST_F(ptsim, snapshot)
 	struct capture s;
 	struct pt_check w;
 	__u64 head, first_last;
-	int fd, go, i;
 	pid_t pid;
+	int fd, i;
 
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 8, true));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 8, true, &pid);
 
 	/* Twice the buffer: it has wrapped at least once. */
 	EXPECT_TRUE(wait_produced(fd, 2 * s.aux_size, 20000))
@@ -752,7 +727,7 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	struct capture s;
 	struct pt_check w;
 	pid_t pid[2];
-	int fd, go[2], status, i, kids = 0, mine = 0;
+	int fd, go[2], i, kids = 0, mine = 0;
 	size_t r;
 
 	/*
@@ -773,10 +748,8 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	}
 	for (i = 0; i < 2; i++)
 		release(go[i]);
-	for (i = 0; i < 2; i++) {
-		status = capture_until_exit(&s, pid[i]);
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	}
+	for (i = 0; i < 2; i++)
+		ptsim_until_exit(_metadata, &s, pid[i]);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	capture_poll(&s, 0);
 	pt_check_trace(&s, &w, 0);
@@ -807,7 +780,7 @@ TEST_F(ptsim, per_cpu)
 	struct perf_event_attr attr;
 	struct capture s;
 	struct pt_check w;
-	int fd, go, status, cpu;
+	int fd, go, cpu;
 	pid_t pid;
 
 	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
@@ -819,8 +792,7 @@ TEST_F(ptsim, per_cpu)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ptsim_until_exit(_metadata, &s, pid);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	capture_poll(&s, 0);
 	pt_check_trace(&s, &w, 0);
