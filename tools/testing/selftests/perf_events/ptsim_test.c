@@ -239,10 +239,30 @@ TEST_F(ptsim, bad_config_is_einval)
  * ~3.2 MB with the PSB+ and PGE/PGD packets, well within 8 MiB.  The
  * 64 KiB watermark still has the consumer woken and reading all along.
  * Wrapping under pressure is what stalled_consumer and watermark test.
+ * A variant per PMI and packet mode.
  */
-static void stream_run(struct __test_metadata *_metadata, __u64 config)
+FIXTURE(stream) {};
+FIXTURE_VARIANT(stream) {
+	__u64 config;
+};
+
+FIXTURE_VARIANT_ADD(stream, default) { .config = 0 };
+/* The PMI handled in the engine's hard interrupt. */
+FIXTURE_VARIANT_ADD(stream, irq_pmi) { .config = PTSIM_CFG1_IRQ_PMI };
+/* The synthetic mode: data records full of TNTs. */
+FIXTURE_VARIANT_ADD(stream, tnt) { .config = PTSIM_CFG1_TNT };
+
+FIXTURE_SETUP(stream)
+{
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
+}
+
+FIXTURE_TEARDOWN(stream) {}
+
+TEST_F(stream, complete)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
+	__u64 config = variant->config;
 	struct capture s;
 	struct pt_check w;
 	__u64 count = 0;
@@ -289,23 +309,6 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 		EXPECT_EQ(nmi.pmi, ptsim_nmi("pmi"));
 	close(fd);
 	capture_free(&s);
-}
-
-TEST_F(ptsim, stream)
-{
-	stream_run(_metadata, 0);
-}
-
-/* The same with the PMI handled in the engine's hard interrupt. */
-TEST_F(ptsim, stream_irq_pmi)
-{
-	stream_run(_metadata, PTSIM_CFG1_IRQ_PMI);
-}
-
-/* The same in the synthetic mode: data records full of TNTs. */
-TEST_F(ptsim, stream_tnt)
-{
-	stream_run(_metadata, PTSIM_CFG1_TNT);
 }
 
 /*
@@ -925,8 +928,10 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 
 /*
  * The _NMI runs take ptsim_mark as the member: its overflow is ptsim's
- * PMI, an NMI, so the pause or resume runs in NMI, as one driven by a
- * hardware counter does.  Its period is in engine ticks, the same 10 ms.
+ * PMI, so the core pauses or resumes the trace (pmu::stop/start with
+ * PERF_EF_PAUSE/RESUME) in NMI, as for a hardware counter.  Its period
+ * is in engine ticks, the same 10 ms, which run only while the child
+ * does, as its task-clock: the bounds of pause_resume hold.
  */
 enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED, RESUMED_NMI, PAUSED_NMI };
 #define MARK_PERIOD_TICKS (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US)
@@ -947,9 +952,9 @@ struct pause_result {
  * trace holds @want records, the others once the child's task-clock (a
  * counting event of its own, outside the group) reaches @want_ns.
  * @shared: the leader's output goes to a dummy owner's buffer
- * (PERF_EVENT_IOC_SET_OUTPUT), so the pause and resume act on a buffer
- * the leader does not own; the events and the child are then on CPU 0,
- * as SET_OUTPUT wants.
+ * (PERF_EVENT_IOC_SET_OUTPUT, as perf record shares one buffer per CPU),
+ * so the pause and resume act on a buffer the leader does not own; the
+ * events and the child are then on CPU 0, as SET_OUTPUT wants.
  */
 static struct pause_result trace_paused(struct __test_metadata *_metadata,
 					enum pause_run run, bool shared,
@@ -1062,74 +1067,58 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
  * resume's time is not known.  start_paused, which no member resumes,
  * must write nothing at all.
  */
-TEST_F(ptsim, pause_resume)
-{
-	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
-			     PAUSE_RATE;
-	struct pause_result plain, paused, resumed, pause_member;
-	__u64 long_ns;
-
-	plain = trace_paused(_metadata, PLAIN, false, 4 * bound, 0, "pause_plain");
-	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
-					  4 * bound);
-	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	paused = trace_paused(_metadata, START_PAUSED, false, 0, long_ns,
-			      "pause_start_paused");
-	resumed = trace_paused(_metadata, RESUMED, false, 4 * PAUSE_RATE, 0,
-			       "pause_resumed");
-	pause_member = trace_paused(_metadata, PAUSED, false, 0, long_ns,
-				    "pause_paused");
-	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain.records, paused.records, resumed.records,
-	       pause_member.records, bound);
-	EXPECT_GT(plain.records, bound);
-	EXPECT_TRUE(paused.reached);
-	EXPECT_EQ(0, paused.records);
-	EXPECT_TRUE(resumed.reached);
-	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
-	EXPECT_TRUE(pause_member.reached);
-	EXPECT_LE(pause_member.records, bound);
-}
+#define PAUSE_BOUND	((size_t)(MARK_PERIOD_TICKS + 2) * PAUSE_RATE)
 
 /*
- * The same pause and resume from NMI: the member is ptsim_mark, whose
- * overflow every MARK_PERIOD_TICKS engine ticks is ptsim's PMI, so the
- * perf core pauses or resumes the trace (pmu::stop/start with
- * PERF_EF_PAUSE/RESUME) in NMI context, as with a hardware counter.
- * The bounds are those of pause_resume: the mark counts the engine's
- * ticks, which run only while the child does, as its task-clock.  In
- * the shared form the leader's output goes to another event's buffer,
- * as perf record shares one buffer per CPU, and the NMI pauses and
- * resumes writing to it.
+ * The control, then (not @nmi) start_paused, then a member that resumes
+ * and one that pauses; @nmi: the member is ptsim_mark (the _NMI runs).
  */
-TEST_F(mark_form, pause_resume_nmi)
+static void pause_runs(struct __test_metadata *_metadata, bool nmi,
+		       bool shared)
 {
-	bool shared = variant->form == SHARED;
-	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
-			     PAUSE_RATE;
-	struct nmi_counts nmi = ptsim_nmi_counts();
-	struct pause_result plain, resumed, pause_member;
-	const char *sh = shared ? "_shared" : "";
-	char name[3][40];
+	const char *pre = !nmi ? "pause" : shared ? "pause_shared_nmi" : "pause_nmi";
+	struct pause_result plain, paused, resumed, pause_member;
+	char name[40];
 	__u64 long_ns;
 
-	snprintf(name[0], sizeof(name[0]), "pause%s_nmi_plain", sh);
-	snprintf(name[1], sizeof(name[1]), "pause%s_nmi_resumed", sh);
-	snprintf(name[2], sizeof(name[2]), "pause%s_nmi_paused", sh);
-	plain = trace_paused(_metadata, PLAIN, shared, 4 * bound, 0, name[0]);
+	snprintf(name, sizeof(name), "%s_plain", pre);
+	plain = trace_paused(_metadata, PLAIN, shared, 4 * PAUSE_BOUND, 0, name);
 	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
-					  4 * bound);
+					  4 * PAUSE_BOUND);
 	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	resumed = trace_paused(_metadata, RESUMED_NMI, shared, 4 * PAUSE_RATE, 0,
-			       name[1]);
-	pause_member = trace_paused(_metadata, PAUSED_NMI, shared, 0, long_ns,
-				    name[2]);
+	if (!nmi) {
+		paused = trace_paused(_metadata, START_PAUSED, false, 0, long_ns,
+				      "pause_start_paused");
+		TH_LOG("data records: start_paused=%zu", paused.records);
+		EXPECT_GT(plain.records, PAUSE_BOUND);
+		EXPECT_TRUE(paused.reached);
+		EXPECT_EQ(0, paused.records);
+	}
+	snprintf(name, sizeof(name), "%s_resumed", pre);
+	resumed = trace_paused(_metadata, nmi ? RESUMED_NMI : RESUMED, shared,
+			       4 * PAUSE_RATE, 0, name);
+	snprintf(name, sizeof(name), "%s_paused", pre);
+	pause_member = trace_paused(_metadata, nmi ? PAUSED_NMI : PAUSED, shared,
+				    0, long_ns, name);
 	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain.records, resumed.records, pause_member.records, bound);
+	       plain.records, resumed.records, pause_member.records, PAUSE_BOUND);
 	EXPECT_TRUE(resumed.reached);
 	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
 	EXPECT_TRUE(pause_member.reached);
-	EXPECT_LE(pause_member.records, bound);
+	EXPECT_LE(pause_member.records, PAUSE_BOUND);
+}
+
+TEST_F(ptsim, pause_resume)
+{
+	pause_runs(_metadata, false, false);
+}
+
+/* The same from NMI (the _NMI runs), in each form of trace_paused(). */
+TEST_F(mark_form, pause_resume_nmi)
+{
+	struct nmi_counts nmi = ptsim_nmi_counts();
+
+	pause_runs(_metadata, true, variant->form == SHARED);
 	/* One overflow at least in each run, each an NMI. */
 	EXPECT_NMI(nmi, mark, 2);
 }
@@ -1167,7 +1156,6 @@ static bool pause_cpu_reached(int cpu, struct capture *s, void *arg)
 
 static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 {
-	const size_t bound = (MARK_PERIOD_TICKS + 2) * PAUSE_RATE;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), mark0[EVERY_CPU_MAX];
 	int fd[EVERY_CPU_MAX], mfd[EVERY_CPU_MAX], go[EVERY_CPU_MAX];
 	struct perf_event_attr attr, mark = {
@@ -1210,12 +1198,12 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		TH_LOG("CPU %d %s: ptw=%lu mark ticks=%llu mark NMIs=%ld (bound %zu)",
 		       cpu, resume ? "resumed" : "paused", w.ptw64,
 		       (unsigned long long)read_count(mfd[cpu]),
-		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], bound);
+		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], PAUSE_BOUND);
 		EXPECT_TRUE(pc.reached[cpu]) TH_LOG("CPU %d never got there", cpu);
 		if (resume)
 			EXPECT_GT(w.ptw64, 2 * PAUSE_RATE) TH_LOG("CPU %d", cpu);
 		if (!resume)
-			EXPECT_LE(w.ptw64, bound) TH_LOG("CPU %d", cpu);
+			EXPECT_LE(w.ptw64, PAUSE_BOUND) TH_LOG("CPU %d", cpu);
 		expect_clean(_metadata, &s[cpu], &w);
 		if (PTSIM_NMI_EXPECTED)
 			EXPECT_GT(ptsim_nmi_on(cpu, "mark"), mark0[cpu])
