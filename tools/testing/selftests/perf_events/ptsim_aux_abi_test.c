@@ -32,11 +32,6 @@ static struct perf_event_attr sw_attr(__u64 config, __u64 period)
 	return attr;
 }
 
-static int mark_type(void)
-{
-	return pmu_type("ptsim_mark");
-}
-
 /*
  * A ptsim_mark event: every period-th engine tick a sample (into the
  * trace with aux_output, through ptsim's PMI, an NMI, without), or a
@@ -46,7 +41,7 @@ static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
-		.type = mark_type(),
+		.type = pmu_type("ptsim_mark"),
 		.sample_period = period,
 		.aux_output = aux_output,
 	};
@@ -74,7 +69,7 @@ FIXTURE_TEARDOWN(ptsim_mark) {}
 FIXTURE(mark_pmi) {};
 FIXTURE_SETUP(mark_pmi)
 {
-	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_pmi) {}
@@ -159,13 +154,14 @@ static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
  * with aux_sample_size = sample_size; with SAMPLE_NMI, a ptsim_mark
  * member sampling every 50 engine ticks (5 ms at the default period),
  * whose overflows, and so the AUX samples (pmu::snapshot_aux), come from
- * NMI.  With SAMPLE_SHARED the leader's output goes to a dummy owner's
- * buffer (PERF_EVENT_IOC_SET_OUTPUT), so the samples are copied from an
- * AUX area the leader does not own; all on CPU 0, as SET_OUTPUT wants.
- * The burner runs until AUX_SAMPLES samples came (a guest CPU's share of
- * the host varies too much for a fixed time), at most 20 s, well within
- * the harness's 30 s per test.  Every
- * sample must carry want bytes of AUX data.
+ * NMI, as with a hardware counter sampling Intel PT.  With SAMPLE_SHARED
+ * the leader's output goes to a dummy owner's buffer
+ * (PERF_EVENT_IOC_SET_OUTPUT, as perf record shares one buffer per CPU),
+ * so the samples are copied from an AUX area the leader does not own;
+ * all on CPU 0, as SET_OUTPUT wants.  The burner runs until AUX_SAMPLES
+ * samples came (a guest CPU's share of the host varies too much for a
+ * fixed time), at most 20 s, well within the harness's 30 s per test.
+ * Every sample must carry want bytes of AUX data.
  */
 static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 			 __u32 sample_size, __u64 want, unsigned int how,
@@ -221,31 +217,15 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	capture_free(&s);
 }
 
+/* A variant per sampler, as aux_sampling() takes them (@how). */
 FIXTURE(aux_sample) {};
 FIXTURE_VARIANT(aux_sample) {
-	unsigned int how;	/* aux_sampling()'s */
+	unsigned int how;
 };
 
-/* A task-clock sampler. */
 FIXTURE_VARIANT_ADD(aux_sample, task_clock) { .how = 0 };
-
-/*
- * From NMI: the sampler is ptsim_mark, whose overflow is ptsim's PMI, so
- * perf_event_overflow() and the AUX sample it takes (ptsim's
- * pmu::snapshot_aux) run in NMI context, as with a hardware counter
- * sampling Intel PT.
- */
 FIXTURE_VARIANT_ADD(aux_sample, nmi) { .how = SAMPLE_NMI };
-
-/*
- * From NMI into a shared buffer: the leader's output goes to another
- * event's buffer with PERF_EVENT_IOC_SET_OUTPUT, as perf record shares
- * one buffer per CPU, so the sample taken in NMI copies from the AUX
- * area of a buffer the leader does not own.
- */
-FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) {
-	.how = SAMPLE_NMI | SAMPLE_SHARED,
-};
+FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) { .how = SAMPLE_NMI | SAMPLE_SHARED };
 
 FIXTURE_SETUP(aux_sample)
 {
@@ -450,7 +430,7 @@ TEST_F(ptsim, aux_action_errnos)
 	sw.aux_start_paused = 1;
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, -1));
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, fd));
-	if (mark_type() >= 0) {
+	if (pmu_type("ptsim_mark") >= 0) {
 		struct perf_event_attr mark = mark_attr(0, false);
 
 		mark.aux_start_paused = 1;
@@ -590,19 +570,10 @@ FIXTURE_VARIANT(aux_record) {
 	const char *trace;	/* capture_save()'s name */
 };
 
-FIXTURE_VARIANT_ADD(aux_record, format) {
-	.loss = 0, .overflow = true, .trace = "flags_format",
-};
-
-FIXTURE_VARIANT_ADD(aux_record, partial) {
-	.loss = 1, .overflow = true, .trace = "flags_partial",
-};
-
+FIXTURE_VARIANT_ADD(aux_record, format) { .overflow = true, .trace = "flags_format" };
+FIXTURE_VARIANT_ADD(aux_record, partial) { .loss = 1, .overflow = true, .trace = "flags_partial" };
 /* The same without an overflow: no record says PARTIAL. */
-FIXTURE_VARIANT_ADD(aux_record, partial_no_loss) {
-	.loss = 1, .overflow = false, .trace = "flags_no_loss",
-};
-
+FIXTURE_VARIANT_ADD(aux_record, partial_no_loss) { .loss = 1, .trace = "flags_no_loss" };
 FIXTURE_VARIANT_ADD(aux_record, collision) {
 	.loss = 2, .overflow = true, .trace = "flags_collision",
 };
@@ -806,9 +777,7 @@ FIXTURE_VARIANT(aux_watermark) {
 };
 
 /* No aux_watermark: half the AUX area. */
-FIXTURE_VARIANT_ADD(aux_watermark, default) {
-	.aux_watermark = 0, .trace = "aux_watermark_default",
-};
+FIXTURE_VARIANT_ADD(aux_watermark, default) { .trace = "aux_watermark_default" };
 
 /* An explicit aux_watermark, here an eighth of the area. */
 FIXTURE_VARIANT_ADD(aux_watermark, explicit) {

@@ -4,9 +4,8 @@
  * snapshot mode, watermark wake-ups, region alignment with skip and PAD,
  * FIFO overflow, inherited and per-CPU events, pause and resume.
  *
- * Every test checks the trace itself (packets, and PTW sequence numbers
- * whose gaps must each be explained) with the checker in ptsim_lib.h, and
- * leaves the trace under $AUXLAB_TRACE_DIR for the host's libipt decoder.
+ * Every test checks its trace (ptsim_trace.h) and leaves it for the
+ * host's libipt decoder (ptsim_lib.h).
  */
 #include "ptsim_lib.h"
 #include "ptsim_leak.h"
@@ -85,9 +84,7 @@ FIXTURE_VARIANT(form) {
 
 FIXTURE_VARIANT_ADD(form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(form, shared) { .form = SHARED };
-FIXTURE_VARIANT_ADD(form, inherited) {
-	.form = INHERITED, .needs = PTSIM_NEED_2CPUS,
-};
+FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = PTSIM_NEED_2CPUS };
 
 FIXTURE_SETUP(form)
 {
@@ -99,14 +96,13 @@ FIXTURE_TEARDOWN(form) {}
 FIXTURE(mark_form) {};
 FIXTURE_VARIANT(mark_form) {
 	enum form form;
-	unsigned int needs;
 };
 
 FIXTURE_VARIANT_ADD(mark_form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
 FIXTURE_SETUP(mark_form)
 {
-	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI | variant->needs);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
