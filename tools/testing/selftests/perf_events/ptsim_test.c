@@ -154,53 +154,42 @@ TEST_F(ptsim, sysfs_format_and_caps)
 
 TEST_F(ptsim, bad_config_is_einval)
 {
-	static const __u64 bad[] = {
-		1ULL << 62, 1ULL << 63,		/* reserved bits of config1 */
-		PTSIM_CFG1_RATE(4097),		/* above caps/max_rate */
-		PTSIM_CFG1_PERIOD(9),		/* below caps/min_period_us */
-		PTSIM_CFG1_FIFO(8), PTSIM_CFG1_FIFO(23),	/* FIFO size out of range */
-		PTSIM_CFG1_REGION(11),		/* above caps/max_region_shift */
+	/* .config is added to ptsim_attr()'s, .config1 and .config2 are set */
+	static const struct {
+		__u64 config, config1, config2;
+	} bad[] = {
+		{ .config1 = 1ULL << 62 }, { .config1 = 1ULL << 63 },	/* reserved bits */
+		{ .config1 = PTSIM_CFG1_RATE(4097) },	/* above caps/max_rate */
+		{ .config1 = PTSIM_CFG1_PERIOD(9) },	/* below caps/min_period_us */
+		/* FIFO size out of range */
+		{ .config1 = PTSIM_CFG1_FIFO(8) }, { .config1 = PTSIM_CFG1_FIFO(23) },
+		{ .config1 = PTSIM_CFG1_REGION(11) },	/* above caps/max_region_shift */
+		{ .config1 = PTSIM_CFG1_LOSS(3) },	/* no such loss flag */
+		{ .config2 = 1ULL << 6 }, { .config2 = 1ULL << 63 },	/* reserved bits */
+		/* 64 B .. 1 MiB only */
+		{ .config2 = PTSIM_CFG2_BENCH(5) }, { .config2 = PTSIM_CFG2_BENCH(21) },
+		{ .config2 = PTSIM_CFG2_BENCH_SPLIT },	/* only in benchmark mode */
+		/* all but intel_pt's pt, tsc, branch, psb_period */
+		{ .config = 1ULL << 1 }, { .config = 1ULL << 12 }, { .config = 1ULL << 31 },
+		{ .config = 1ULL << 55 }, { .config = 1ULL << 63 },
 	};
-	static const __u64 bad2[] = {
-		1ULL << 6, 1ULL << 63,		/* reserved bits of config2 */
-		PTSIM_CFG2_BENCH(5), PTSIM_CFG2_BENCH(21),	/* 64 B .. 1 MiB only */
-		PTSIM_CFG2_BENCH_SPLIT,		/* only in benchmark mode */
-	};
-	/* config: all but intel_pt's pt, tsc, branch, psb_period */
-	static const __u64 bad0[] = { 1ULL << 1, 1ULL << 12, 1ULL << 31,
-				      1ULL << 55, 1ULL << 63 };
 	struct perf_event_attr attr;
 	unsigned int i;
 	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ptsim_attr(&attr, bad[i]);
+		ptsim_attr(&attr, bad[i].config1);
+		attr.config |= bad[i].config;
+		attr.config2 = bad[i].config2;
 		fd = perf_open(&attr, 0, -1, -1);
-		EXPECT_EQ(-1, fd) TH_LOG("config1 0x%llx accepted",
-					 (unsigned long long)bad[i]);
+		EXPECT_EQ(-1, fd) TH_LOG("config 0x%llx:0x%llx:0x%llx accepted",
+					 (unsigned long long)attr.config,
+					 (unsigned long long)attr.config1,
+					 (unsigned long long)attr.config2);
 		EXPECT_EQ(EINVAL, errno);
 		if (fd >= 0)
 			close(fd);
 	}
-	for (i = 0; i < ARRAY_SIZE(bad2); i++) {
-		ptsim_attr(&attr, 0);
-		attr.config2 = bad2[i];
-		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
-			TH_LOG("config2 0x%llx accepted",
-			       (unsigned long long)bad2[i]);
-		EXPECT_EQ(EINVAL, errno);
-	}
-	for (i = 0; i < ARRAY_SIZE(bad0); i++) {
-		ptsim_attr(&attr, 0);
-		attr.config |= bad0[i];
-		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
-			TH_LOG("config 0x%llx accepted",
-			       (unsigned long long)attr.config);
-		EXPECT_EQ(EINVAL, errno);
-	}
-	ptsim_attr(&attr, PTSIM_CFG1_LOSS(3));	/* no such loss flag */
-	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
-	EXPECT_EQ(EINVAL, errno);
 	ptsim_attr(&attr, PTSIM_CFG1_TNT);		/* TNTs, but no branch */
 	attr.config &= ~PTSIM_CFG_BRANCH;
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
