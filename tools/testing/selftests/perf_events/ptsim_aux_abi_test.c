@@ -32,11 +32,6 @@ static struct perf_event_attr sw_attr(__u64 config, __u64 period)
 	return attr;
 }
 
-static int mark_type(void)
-{
-	return pmu_type("ptsim_mark");
-}
-
 /*
  * A ptsim_mark event: every period-th engine tick a sample (into the
  * trace with aux_output, through ptsim's PMI, an NMI, without), or a
@@ -46,7 +41,7 @@ static struct perf_event_attr mark_attr(__u64 period, bool aux_output)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
-		.type = mark_type(),
+		.type = pmu_type("ptsim_mark"),
 		.sample_period = period,
 		.aux_output = aux_output,
 	};
@@ -74,7 +69,7 @@ FIXTURE_TEARDOWN(ptsim_mark) {}
 FIXTURE(mark_pmi) {};
 FIXTURE_SETUP(mark_pmi)
 {
-	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_pmi) {}
@@ -159,13 +154,14 @@ static void read_samples(struct perf_event_mmap_page *pg, size_t data_size,
  * with aux_sample_size = sample_size; with SAMPLE_NMI, a ptsim_mark
  * member sampling every 50 engine ticks (5 ms at the default period),
  * whose overflows, and so the AUX samples (pmu::snapshot_aux), come from
- * NMI.  With SAMPLE_SHARED the leader's output goes to a dummy owner's
- * buffer (PERF_EVENT_IOC_SET_OUTPUT), so the samples are copied from an
- * AUX area the leader does not own; all on CPU 0, as SET_OUTPUT wants.
- * The burner runs until AUX_SAMPLES samples came (a guest CPU's share of
- * the host varies too much for a fixed time), at most 20 s, well within
- * the harness's 30 s per test.  Every
- * sample must carry want bytes of AUX data.
+ * NMI, as with a hardware counter sampling Intel PT.  With SAMPLE_SHARED
+ * the leader's output goes to a dummy owner's buffer
+ * (PERF_EVENT_IOC_SET_OUTPUT, as perf record shares one buffer per CPU),
+ * so the samples are copied from an AUX area the leader does not own;
+ * all on CPU 0, as SET_OUTPUT wants.  The burner runs until AUX_SAMPLES
+ * samples came (a guest CPU's share of the host varies too much for a
+ * fixed time), at most 20 s, well within the harness's 30 s per test.
+ * They must all come, each with want bytes of AUX data that decode.
  */
 static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 			 __u32 sample_size, __u64 want, unsigned int how,
@@ -213,6 +209,9 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	TH_LOG("lost=%lu bad_size=%lu (got %llu, want %llu)", out->lost,
 	       out->bad_size, (unsigned long long)out->size,
 	       (unsigned long long)want);
+	EXPECT_GE(out->n, AUX_SAMPLES);
+	EXPECT_EQ(0, out->bad_size);
+	EXPECT_EQ(0, out->errors);
 	munmap(pg, (1 + data_pages) * psz);
 	close(sfd);
 	if (owner != fd)
@@ -221,31 +220,15 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	capture_free(&s);
 }
 
+/* A variant per sampler, as aux_sampling() takes them (@how). */
 FIXTURE(aux_sample) {};
 FIXTURE_VARIANT(aux_sample) {
-	unsigned int how;	/* aux_sampling()'s */
+	unsigned int how;
 };
 
-/* A task-clock sampler. */
 FIXTURE_VARIANT_ADD(aux_sample, task_clock) { .how = 0 };
-
-/*
- * From NMI: the sampler is ptsim_mark, whose overflow is ptsim's PMI, so
- * perf_event_overflow() and the AUX sample it takes (ptsim's
- * pmu::snapshot_aux) run in NMI context, as with a hardware counter
- * sampling Intel PT.
- */
 FIXTURE_VARIANT_ADD(aux_sample, nmi) { .how = SAMPLE_NMI };
-
-/*
- * From NMI into a shared buffer: the leader's output goes to another
- * event's buffer with PERF_EVENT_IOC_SET_OUTPUT, as perf record shares
- * one buffer per CPU, so the sample taken in NMI copies from the AUX
- * area of a buffer the leader does not own.
- */
-FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) {
-	.how = SAMPLE_NMI | SAMPLE_SHARED,
-};
+FIXTURE_VARIANT_ADD(aux_sample, shared_nmi) { .how = SAMPLE_NMI | SAMPLE_SHARED };
 
 FIXTURE_SETUP(aux_sample)
 {
@@ -265,9 +248,6 @@ TEST_F(aux_sample, samples)
 	struct samples r;
 
 	aux_sampling(_metadata, 16, 4096, 4096, variant->how, &r);
-	EXPECT_GE(r.n, AUX_SAMPLES);
-	EXPECT_EQ(0, r.bad_size);
-	EXPECT_EQ(0, r.errors);
 	EXPECT_EQ(0, r.unexplained);
 	EXPECT_EQ(0, r.backwards);
 	/* All but a sample taken before any trace was written. */
@@ -294,15 +274,8 @@ TEST_F(aux_sample_size, caps)
 	struct samples r;
 
 	aux_sampling(_metadata, 2, 60000, 8192, 0, &r);
-	EXPECT_GE(r.n, AUX_SAMPLES);
-	EXPECT_EQ(0, r.bad_size);
-	EXPECT_EQ(0, r.errors);
 	EXPECT_GE(r.with_trace, 1);
-
 	aux_sampling(_metadata, 16, 1001, 1000, 0, &r);
-	EXPECT_GE(r.n, AUX_SAMPLES);
-	EXPECT_EQ(0, r.bad_size);
-	EXPECT_EQ(0, r.errors);
 }
 
 static int open_errno(struct perf_event_attr *attr, int group)
@@ -450,7 +423,7 @@ TEST_F(ptsim, aux_action_errnos)
 	sw.aux_start_paused = 1;
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, -1));
 	EXPECT_EQ(EOPNOTSUPP, open_errno(&sw, fd));
-	if (mark_type() >= 0) {
+	if (pmu_type("ptsim_mark") >= 0) {
 		struct perf_event_attr mark = mark_attr(0, false);
 
 		mark.aux_start_paused = 1;
@@ -492,7 +465,7 @@ TEST_F(ptsim, aux_action_errnos)
 TEST_F(ptsim_mark, aux_output_samples_in_trace)
 {
 	struct perf_event_attr attr, mark = mark_attr(16, true);
-	int fd, mfd, go, status;
+	int fd, mfd, go;
 	__u64 count = 0;
 	struct capture s;
 	struct pt_check w;
@@ -508,8 +481,7 @@ TEST_F(ptsim_mark, aux_output_samples_in_trace)
 	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 2048, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
 	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ptsim_until_exit(_metadata, &s, pid);
 	EXPECT_EQ(sizeof(count), read(mfd, &count, sizeof(count)));
 	pt_check_trace(&s, &w, 0);
 	capture_save(&s, "aux_output");
@@ -591,19 +563,10 @@ FIXTURE_VARIANT(aux_record) {
 	const char *trace;	/* capture_save()'s name */
 };
 
-FIXTURE_VARIANT_ADD(aux_record, format) {
-	.loss = 0, .overflow = true, .trace = "flags_format",
-};
-
-FIXTURE_VARIANT_ADD(aux_record, partial) {
-	.loss = 1, .overflow = true, .trace = "flags_partial",
-};
-
+FIXTURE_VARIANT_ADD(aux_record, format) { .overflow = true, .trace = "flags_format" };
+FIXTURE_VARIANT_ADD(aux_record, partial) { .loss = 1, .overflow = true, .trace = "flags_partial" };
 /* The same without an overflow: no record says PARTIAL. */
-FIXTURE_VARIANT_ADD(aux_record, partial_no_loss) {
-	.loss = 1, .overflow = false, .trace = "flags_no_loss",
-};
-
+FIXTURE_VARIANT_ADD(aux_record, partial_no_loss) { .loss = 1, .trace = "flags_no_loss" };
 FIXTURE_VARIANT_ADD(aux_record, collision) {
 	.loss = 2, .overflow = true, .trace = "flags_collision",
 };
@@ -633,10 +596,10 @@ TEST_F(aux_record, flags)
 	unsigned long wrong_flag = 0, flag_no_ovf = 0, ovf_no_flag = 0;
 	struct perf_event_attr attr;
 	size_t i, j, novf;
-	int fd, go, status;
 	struct capture s;
 	__u64 *ovf;
 	pid_t pid;
+	int fd;
 
 	/*
 	 * A FIFO of 512 bytes drained at 1 KiB a tick overflows at every
@@ -646,15 +609,7 @@ TEST_F(aux_record, flags)
 	ptsim_attr(&attr, overflow ? PTSIM_CFG1_RATE(1024) | PTSIM_CFG1_FIFO(9) |
 				     PTSIM_CFG1_DRAIN(1) : 0);
 	attr.config1 |= PTSIM_CFG1_FMT(FMT) | PTSIM_CFG1_LOSS(loss);
-	pid = spawn_burner(200, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 64, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_burner(_metadata, &s, &attr, 200, 64, false, &pid);
 	capture_save(&s, variant->trace);
 
 	novf = find_ovfs(&s, &ovf);
@@ -707,20 +662,13 @@ TEST_F(aux_record, flags)
 TEST_F(ptsim, aux_record_format_only_is_silent)
 {
 	struct perf_event_attr attr;
-	int fd, go, i, flushed = 0;
+	int fd, i, flushed = 0;
 	struct capture s;
 	pid_t pid;
 
-	ptsim_attr(&attr, 0);
-	attr.config1 |= PTSIM_CFG1_FMT(FMT);
+	ptsim_attr(&attr, PTSIM_CFG1_FMT(FMT));
 	attr.aux_start_paused = 1;
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 16, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 16, false, &pid);
 	for (i = 0; i < 20; i++) {
 		usleep(5000);
 		if (!ioctl(fd, PERF_EVENT_IOC_FLUSH, 0))
@@ -822,9 +770,7 @@ FIXTURE_VARIANT(aux_watermark) {
 };
 
 /* No aux_watermark: half the AUX area. */
-FIXTURE_VARIANT_ADD(aux_watermark, default) {
-	.aux_watermark = 0, .trace = "aux_watermark_default",
-};
+FIXTURE_VARIANT_ADD(aux_watermark, default) { .trace = "aux_watermark_default" };
 
 /* An explicit aux_watermark, here an eighth of the area. */
 FIXTURE_VARIANT_ADD(aux_watermark, explicit) {
@@ -847,23 +793,15 @@ FIXTURE_TEARDOWN(aux_watermark) {}
 TEST_F(aux_watermark, records)
 {
 	struct perf_event_attr attr;
-	int fd, go, status;
 	struct capture s;
 	pid_t pid;
+	int fd;
 
 	ptsim_attr(&attr, PTSIM_CFG1_REGION(10));
 	attr.aux_watermark = variant->aux_watermark;
 	attr.watermark = 1;
 	attr.wakeup_watermark = 16 * sysconf(_SC_PAGESIZE);
-	pid = spawn_burner(400, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, attr.config1, 16, 32, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_burner(_metadata, &s, &attr, 400, 32, false, &pid);
 	capture_save(&s, variant->trace);
 	close(fd);
 	check_watermark(_metadata, &s, variant->aux_watermark ?: s.aux_size / 2);
@@ -1053,7 +991,7 @@ TEST_F(aux_mlock, limit)
 TEST_F(ptsim, itrace_start_once)
 {
 	struct perf_event_attr attr;
-	int fd, p[2], status, i;
+	int fd, p[2], i;
 	struct capture s;
 	struct pt_check w;
 	pid_t pid;
@@ -1074,14 +1012,9 @@ TEST_F(ptsim, itrace_start_once)
 	}
 	close(p[0]);
 	ptsim_attr(&attr, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	/* Larger than the trace: the buffer never fills (no restarts). */
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(p[1]);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	fd = ptsim_trace_task(_metadata, &s, &attr, pid, p[1], 256, false);
+	ptsim_until_exit(_metadata, &s, pid);
 	pt_check_trace(&s, &w, 0);
 	capture_save(&s, "itrace_start_once");
 	TH_LOG("itrace_start=%lu aux_records=%lu pge=%lu bytes=%zu",

@@ -60,14 +60,14 @@ int capture_map(struct capture *s, int fd, __u64 config,
 			       snapshot);
 }
 
-void capture_add_rec(struct capture *s, __u32 type, __u64 a, __u64 b,
-		     __u64 c)
+static void capture_add_rec(struct capture *s, __u32 type, __u64 a,
+			    __u64 b, __u64 c)
 {
 	s->recs = grow(s->recs, &s->rcap, s->nrecs + 1, sizeof(*s->recs));
 	s->recs[s->nrecs++] = (struct aux_rec){ type, a, b, c, 0 };
 }
 
-void capture_record(const struct auxc_record *r, void *arg)
+static void capture_record(const struct auxc_record *r, void *arg)
 {
 	struct capture *s = arg;
 	__u64 v;
@@ -106,8 +106,8 @@ void capture_read_records(struct capture *s)
 }
 
 /* Append a piece of AUX data; the pieces of one take make one copy. */
-void capture_piece(__u64 aux_off, const void *p, size_t size,
-		   void *arg)
+static void capture_piece(__u64 aux_off, const void *p, size_t size,
+			  void *arg)
 {
 	struct capture *s = arg;
 	struct aux_copy *last = s->ncopies ? &s->copies[s->ncopies - 1] : NULL;

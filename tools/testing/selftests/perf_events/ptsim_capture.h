@@ -7,13 +7,6 @@
 #ifndef PTSIM_CAPTURE_H
 #define PTSIM_CAPTURE_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <sys/types.h>
-#include <linux/types.h>
-
-#include "aux_consumer.h"
-
 struct aux_rec {
 	__u32 type;
 	__u64 a, b, c;	/* AUX: offset size flags; ITRACE_START: pid tid */
@@ -59,12 +52,7 @@ int capture_map_shared(struct capture *s, int fd, int data_fd,
 		    bool snapshot);
 int capture_map(struct capture *s, int fd, __u64 config,
 		int data_pages, int aux_pages, bool snapshot);
-void capture_add_rec(struct capture *s, __u32 type, __u64 a, __u64 b,
-		     __u64 c);
-void capture_record(const struct auxc_record *r, void *arg);
 void capture_read_records(struct capture *s);
-void capture_piece(__u64 aux_off, const void *p, size_t size,
-		   void *arg);
 void capture_append(struct capture *s, __u64 aux_off, size_t size);
 size_t capture_copy_aux(struct capture *s);
 size_t capture_snapshot(struct capture *s);

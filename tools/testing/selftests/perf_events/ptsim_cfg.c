@@ -24,7 +24,7 @@ int ptsim_type(void)
  * (caps/mark_pmi 0): 6.12 exports neither perf_output_copy_aux() nor
  * perf_event_overflow().
  */
-long ptsim_cap(const char *name)
+static long ptsim_cap(const char *name)
 {
 	char file[64];
 	long long v;
@@ -103,9 +103,9 @@ const char *ptsim_missing(unsigned int needs)
 	if (ptsim_type() < 0)
 		return "no ptsim PMU";
 	if ((needs & PTSIM_NEED_AUX_SAMPLE) && !ptsim_cap("aux_sample"))
-		return PTSIM_NO_AUX_SAMPLE;
+		return "ptsim has no AUX sampling (a module: caps/aux_sample 0)";
 	if ((needs & PTSIM_NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
-		return PTSIM_NO_MARK_PMI;
+		return "ptsim_mark has no PMI (a module: caps/mark_pmi 0)";
 	if ((needs & PTSIM_NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return "needs 2 CPUs";
 	if ((needs & PTSIM_NEED_HOTPLUG) && !cpu_hotplug_possible())

@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The ptsim PMU as the tests see it: the encoding of its configuration
- * (attr.config, config1 and config2: the format/ directory, with the
- * names drivers/hwtracing/ptsim/ptsim.h gives the fields), its sysfs and
- * debugfs files, and opening one of its events.
+ * (attr.config, config1 and config2), its sysfs and debugfs files, and
+ * opening one of its events.
  */
 #ifndef PTSIM_CFG_H
 #define PTSIM_CFG_H
-
-#include <stdbool.h>
-#include <sys/types.h>
-#include <linux/perf_event.h>
-#include <linux/types.h>
 
 #define PTSIM_SYSFS	"/sys/bus/event_source/devices/ptsim"
 #define PTSIM_REC	16	/* data record size */
@@ -48,10 +42,6 @@
 
 int pmu_type(const char *name);
 int ptsim_type(void);
-long ptsim_cap(const char *name);
-
-#define PTSIM_NO_AUX_SAMPLE	"ptsim has no AUX sampling (a module: caps/aux_sample 0)"
-#define PTSIM_NO_MARK_PMI	"ptsim_mark has no PMI (a module: caps/mark_pmi 0)"
 
 /*
  * What a case needs of the system: a fixture's setup skips the case

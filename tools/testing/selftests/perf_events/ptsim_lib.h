@@ -7,7 +7,7 @@
  * ptsim_cfg.h (the PMU and its configuration), ptsim_capture.h (an
  * event's output, read with tools/aux/lib's consumer), ptsim_trace.h (the
  * trace check) and ptsim_proc.h (processes and CPUs), each compiled from
- * its .c file.
+ * its .c file and included only here, after the headers they need.
  *
  * The trace check understands exactly the packets ptsim writes.  It is
  * deliberately independent of libipt, which is not available in the test

@@ -7,9 +7,6 @@
 #ifndef PTSIM_PROC_H
 #define PTSIM_PROC_H
 
-#include <stdbool.h>
-#include <sys/types.h>
-
 double now_ms(void);
 void burn(int ms);
 int pin_task(pid_t pid, int cpu);

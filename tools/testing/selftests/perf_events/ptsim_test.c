@@ -4,9 +4,8 @@
  * snapshot mode, watermark wake-ups, region alignment with skip and PAD,
  * FIFO overflow, inherited and per-CPU events, pause and resume.
  *
- * Every test checks the trace itself (packets, and PTW sequence numbers
- * whose gaps must each be explained) with the checker in ptsim_lib.h, and
- * leaves the trace under $AUXLAB_TRACE_DIR for the host's libipt decoder.
+ * Every test checks its trace (ptsim_trace.h) and leaves it for the
+ * host's libipt decoder (ptsim_lib.h).
  */
 #include "ptsim_lib.h"
 #include "ptsim_leak.h"
@@ -85,9 +84,7 @@ FIXTURE_VARIANT(form) {
 
 FIXTURE_VARIANT_ADD(form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(form, shared) { .form = SHARED };
-FIXTURE_VARIANT_ADD(form, inherited) {
-	.form = INHERITED, .needs = PTSIM_NEED_2CPUS,
-};
+FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = PTSIM_NEED_2CPUS };
 
 FIXTURE_SETUP(form)
 {
@@ -99,14 +96,13 @@ FIXTURE_TEARDOWN(form) {}
 FIXTURE(mark_form) {};
 FIXTURE_VARIANT(mark_form) {
 	enum form form;
-	unsigned int needs;
 };
 
 FIXTURE_VARIANT_ADD(mark_form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
 FIXTURE_SETUP(mark_form)
 {
-	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI | variant->needs);
+	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
@@ -116,21 +112,12 @@ static int trace_child(struct __test_metadata *_metadata, struct capture *s,
 		       __u64 config, int aux_pages, int ms, int watermark)
 {
 	struct perf_event_attr attr;
-	int fd, go, status;
 	pid_t pid;
 
 	ptsim_attr(&attr, config);
 	attr.aux_watermark = watermark;
-	pid = spawn_burner(ms, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(s, fd, config, 16, aux_pages, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
-	status = capture_until_exit(s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	return fd;
+	return ptsim_trace_burner(_metadata, s, &attr, ms, aux_pages, false,
+				  &pid);
 }
 
 TEST_F(ptsim, sysfs_format_and_caps)
@@ -167,53 +154,42 @@ TEST_F(ptsim, sysfs_format_and_caps)
 
 TEST_F(ptsim, bad_config_is_einval)
 {
-	static const __u64 bad[] = {
-		1ULL << 62, 1ULL << 63,		/* reserved bits of config1 */
-		PTSIM_CFG1_RATE(4097),		/* above caps/max_rate */
-		PTSIM_CFG1_PERIOD(9),		/* below caps/min_period_us */
-		PTSIM_CFG1_FIFO(8), PTSIM_CFG1_FIFO(23),	/* FIFO size out of range */
-		PTSIM_CFG1_REGION(11),		/* above caps/max_region_shift */
+	/* .config is added to ptsim_attr()'s, .config1 and .config2 are set */
+	static const struct {
+		__u64 config, config1, config2;
+	} bad[] = {
+		{ .config1 = 1ULL << 62 }, { .config1 = 1ULL << 63 },	/* reserved bits */
+		{ .config1 = PTSIM_CFG1_RATE(4097) },	/* above caps/max_rate */
+		{ .config1 = PTSIM_CFG1_PERIOD(9) },	/* below caps/min_period_us */
+		/* FIFO size out of range */
+		{ .config1 = PTSIM_CFG1_FIFO(8) }, { .config1 = PTSIM_CFG1_FIFO(23) },
+		{ .config1 = PTSIM_CFG1_REGION(11) },	/* above caps/max_region_shift */
+		{ .config1 = PTSIM_CFG1_LOSS(3) },	/* no such loss flag */
+		{ .config2 = 1ULL << 6 }, { .config2 = 1ULL << 63 },	/* reserved bits */
+		/* 64 B .. 1 MiB only */
+		{ .config2 = PTSIM_CFG2_BENCH(5) }, { .config2 = PTSIM_CFG2_BENCH(21) },
+		{ .config2 = PTSIM_CFG2_BENCH_SPLIT },	/* only in benchmark mode */
+		/* all but intel_pt's pt, tsc, branch, psb_period */
+		{ .config = 1ULL << 1 }, { .config = 1ULL << 12 }, { .config = 1ULL << 31 },
+		{ .config = 1ULL << 55 }, { .config = 1ULL << 63 },
 	};
-	static const __u64 bad2[] = {
-		1ULL << 6, 1ULL << 63,		/* reserved bits of config2 */
-		PTSIM_CFG2_BENCH(5), PTSIM_CFG2_BENCH(21),	/* 64 B .. 1 MiB only */
-		PTSIM_CFG2_BENCH_SPLIT,		/* only in benchmark mode */
-	};
-	/* config: all but intel_pt's pt, tsc, branch, psb_period */
-	static const __u64 bad0[] = { 1ULL << 1, 1ULL << 12, 1ULL << 31,
-				      1ULL << 55, 1ULL << 63 };
 	struct perf_event_attr attr;
 	unsigned int i;
 	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ptsim_attr(&attr, bad[i]);
+		ptsim_attr(&attr, bad[i].config1);
+		attr.config |= bad[i].config;
+		attr.config2 = bad[i].config2;
 		fd = perf_open(&attr, 0, -1, -1);
-		EXPECT_EQ(-1, fd) TH_LOG("config1 0x%llx accepted",
-					 (unsigned long long)bad[i]);
+		EXPECT_EQ(-1, fd) TH_LOG("config 0x%llx:0x%llx:0x%llx accepted",
+					 (unsigned long long)attr.config,
+					 (unsigned long long)attr.config1,
+					 (unsigned long long)attr.config2);
 		EXPECT_EQ(EINVAL, errno);
 		if (fd >= 0)
 			close(fd);
 	}
-	for (i = 0; i < ARRAY_SIZE(bad2); i++) {
-		ptsim_attr(&attr, 0);
-		attr.config2 = bad2[i];
-		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
-			TH_LOG("config2 0x%llx accepted",
-			       (unsigned long long)bad2[i]);
-		EXPECT_EQ(EINVAL, errno);
-	}
-	for (i = 0; i < ARRAY_SIZE(bad0); i++) {
-		ptsim_attr(&attr, 0);
-		attr.config |= bad0[i];
-		EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1))
-			TH_LOG("config 0x%llx accepted",
-			       (unsigned long long)attr.config);
-		EXPECT_EQ(EINVAL, errno);
-	}
-	ptsim_attr(&attr, PTSIM_CFG1_LOSS(3));	/* no such loss flag */
-	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
-	EXPECT_EQ(EINVAL, errno);
 	ptsim_attr(&attr, PTSIM_CFG1_TNT);		/* TNTs, but no branch */
 	attr.config &= ~PTSIM_CFG_BRANCH;
 	EXPECT_EQ(-1, perf_open(&attr, 0, -1, -1));
@@ -248,10 +224,30 @@ TEST_F(ptsim, bad_config_is_einval)
  * ~3.2 MB with the PSB+ and PGE/PGD packets, well within 8 MiB.  The
  * 64 KiB watermark still has the consumer woken and reading all along.
  * Wrapping under pressure is what stalled_consumer and watermark test.
+ * A variant per PMI and packet mode.
  */
-static void stream_run(struct __test_metadata *_metadata, __u64 config)
+FIXTURE(stream) {};
+FIXTURE_VARIANT(stream) {
+	__u64 config;
+};
+
+FIXTURE_VARIANT_ADD(stream, default) { .config = 0 };
+/* The PMI handled in the engine's hard interrupt. */
+FIXTURE_VARIANT_ADD(stream, irq_pmi) { .config = PTSIM_CFG1_IRQ_PMI };
+/* The synthetic mode: data records full of TNTs. */
+FIXTURE_VARIANT_ADD(stream, tnt) { .config = PTSIM_CFG1_TNT };
+
+FIXTURE_SETUP(stream)
+{
+	ptsim_need(_metadata, PTSIM_NEED_PMU);
+}
+
+FIXTURE_TEARDOWN(stream) {}
+
+TEST_F(stream, complete)
 {
 	struct nmi_counts nmi = ptsim_nmi_counts();
+	__u64 config = variant->config;
 	struct capture s;
 	struct pt_check w;
 	__u64 count = 0;
@@ -300,23 +296,6 @@ static void stream_run(struct __test_metadata *_metadata, __u64 config)
 	capture_free(&s);
 }
 
-TEST_F(ptsim, stream)
-{
-	stream_run(_metadata, 0);
-}
-
-/* The same with the PMI handled in the engine's hard interrupt. */
-TEST_F(ptsim, stream_irq_pmi)
-{
-	stream_run(_metadata, PTSIM_CFG1_IRQ_PMI);
-}
-
-/* The same in the synthetic mode: data records full of TNTs. */
-TEST_F(ptsim, stream_tnt)
-{
-	stream_run(_metadata, PTSIM_CFG1_TNT);
-}
-
 /*
  * A consumer that stops reading: the buffer fills, the transaction ends
  * TRUNCATED, perf disables the event and aux_head stands still.  After
@@ -335,19 +314,13 @@ TEST_F(ptsim, stalled_consumer)
 	struct capture s;
 	struct pt_check w;
 	__u64 head1, head2;
-	int fd, go;
 	size_t before;
 	double end;
 	pid_t pid;
+	int fd;
 
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 4, false, &pid);
 
 	/*
 	 * One deadline for both waits, well inside the kselftest harness's
@@ -492,15 +465,11 @@ static void full_buffer_on(struct __test_metadata *_metadata, int cpu)
 	napping = 0;
 	pid = spawn_napper(cpu, &go);
 	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
 	csfd = perf_open(&cs, pid, -1, -1);
 	ASSERT_GE(csfd, 0) TH_LOG("context switches: %s", strerror(errno));
 	clkfd = perf_open(&clk, pid, -1, -1);
 	ASSERT_GE(clkfd, 0) TH_LOG("task-clock: %s", strerror(errno));
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 4, false));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_task(_metadata, &s, &attr, pid, go, 4, false);
 
 	/* Read the records, never aux_tail: the 16 KiB fill up. */
 	for (end = now_ms() + 20000; !s.truncated && now_ms() < end;) {
@@ -601,17 +570,11 @@ TEST_F(ptsim, snapshot)
 	struct capture s;
 	struct pt_check w;
 	__u64 head, first_last;
-	int fd, go, i;
 	pid_t pid;
+	int fd, i;
 
 	ptsim_attr(&attr, 0);
-	pid = spawn_burner(-1, -1, &go);
-	ASSERT_GT(pid, 0);
-	fd = perf_open(&attr, pid, -1, -1);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 8, true));
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	release(go);
+	fd = ptsim_trace_burner(_metadata, &s, &attr, -1, 8, true, &pid);
 
 	/* Twice the buffer: it has wrapped at least once. */
 	EXPECT_TRUE(wait_produced(fd, 2 * s.aux_size, 20000))
@@ -752,7 +715,7 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	struct capture s;
 	struct pt_check w;
 	pid_t pid[2];
-	int fd, go[2], status, i, kids = 0, mine = 0;
+	int fd, go[2], i, kids = 0, mine = 0;
 	size_t r;
 
 	/*
@@ -773,10 +736,8 @@ TEST_F(two_cpus, inherit_to_parent_buffer)
 	}
 	for (i = 0; i < 2; i++)
 		release(go[i]);
-	for (i = 0; i < 2; i++) {
-		status = capture_until_exit(&s, pid[i]);
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	}
+	for (i = 0; i < 2; i++)
+		ptsim_until_exit(_metadata, &s, pid[i]);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	capture_poll(&s, 0);
 	pt_check_trace(&s, &w, 0);
@@ -807,7 +768,7 @@ TEST_F(ptsim, per_cpu)
 	struct perf_event_attr attr;
 	struct capture s;
 	struct pt_check w;
-	int fd, go, status, cpu;
+	int fd, go, cpu;
 	pid_t pid;
 
 	cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
@@ -819,8 +780,7 @@ TEST_F(ptsim, per_cpu)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	release(go);
-	status = capture_until_exit(&s, pid);
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ptsim_until_exit(_metadata, &s, pid);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	capture_poll(&s, 0);
 	pt_check_trace(&s, &w, 0);
@@ -953,8 +913,10 @@ TEST_F_TIMEOUT(ptsim, every_cpu, 150)
 
 /*
  * The _NMI runs take ptsim_mark as the member: its overflow is ptsim's
- * PMI, an NMI, so the pause or resume runs in NMI, as one driven by a
- * hardware counter does.  Its period is in engine ticks, the same 10 ms.
+ * PMI, so the core pauses or resumes the trace (pmu::stop/start with
+ * PERF_EF_PAUSE/RESUME) in NMI, as for a hardware counter.  Its period
+ * is in engine ticks, the same 10 ms, which run only while the child
+ * does, as its task-clock: the bounds of pause_resume hold.
  */
 enum pause_run { PLAIN, START_PAUSED, RESUMED, PAUSED, RESUMED_NMI, PAUSED_NMI };
 #define MARK_PERIOD_TICKS (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US)
@@ -975,9 +937,9 @@ struct pause_result {
  * trace holds @want records, the others once the child's task-clock (a
  * counting event of its own, outside the group) reaches @want_ns.
  * @shared: the leader's output goes to a dummy owner's buffer
- * (PERF_EVENT_IOC_SET_OUTPUT), so the pause and resume act on a buffer
- * the leader does not own; the events and the child are then on CPU 0,
- * as SET_OUTPUT wants.
+ * (PERF_EVENT_IOC_SET_OUTPUT, as perf record shares one buffer per CPU),
+ * so the pause and resume act on a buffer the leader does not own; the
+ * events and the child are then on CPU 0, as SET_OUTPUT wants.
  */
 static struct pause_result trace_paused(struct __test_metadata *_metadata,
 					enum pause_run run, bool shared,
@@ -1090,74 +1052,58 @@ static struct pause_result trace_paused(struct __test_metadata *_metadata,
  * resume's time is not known.  start_paused, which no member resumes,
  * must write nothing at all.
  */
-TEST_F(ptsim, pause_resume)
-{
-	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
-			     PAUSE_RATE;
-	struct pause_result plain, paused, resumed, pause_member;
-	__u64 long_ns;
-
-	plain = trace_paused(_metadata, PLAIN, false, 4 * bound, 0, "pause_plain");
-	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
-					  4 * bound);
-	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	paused = trace_paused(_metadata, START_PAUSED, false, 0, long_ns,
-			      "pause_start_paused");
-	resumed = trace_paused(_metadata, RESUMED, false, 4 * PAUSE_RATE, 0,
-			       "pause_resumed");
-	pause_member = trace_paused(_metadata, PAUSED, false, 0, long_ns,
-				    "pause_paused");
-	TH_LOG("data records: plain=%zu start_paused=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain.records, paused.records, resumed.records,
-	       pause_member.records, bound);
-	EXPECT_GT(plain.records, bound);
-	EXPECT_TRUE(paused.reached);
-	EXPECT_EQ(0, paused.records);
-	EXPECT_TRUE(resumed.reached);
-	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
-	EXPECT_TRUE(pause_member.reached);
-	EXPECT_LE(pause_member.records, bound);
-}
+#define PAUSE_BOUND	((size_t)(MARK_PERIOD_TICKS + 2) * PAUSE_RATE)
 
 /*
- * The same pause and resume from NMI: the member is ptsim_mark, whose
- * overflow every MARK_PERIOD_TICKS engine ticks is ptsim's PMI, so the
- * perf core pauses or resumes the trace (pmu::stop/start with
- * PERF_EF_PAUSE/RESUME) in NMI context, as with a hardware counter.
- * The bounds are those of pause_resume: the mark counts the engine's
- * ticks, which run only while the child does, as its task-clock.  In
- * the shared form the leader's output goes to another event's buffer,
- * as perf record shares one buffer per CPU, and the NMI pauses and
- * resumes writing to it.
+ * The control, then (not @nmi) start_paused, then a member that resumes
+ * and one that pauses; @nmi: the member is ptsim_mark (the _NMI runs).
  */
-TEST_F(mark_form, pause_resume_nmi)
+static void pause_runs(struct __test_metadata *_metadata, bool nmi,
+		       bool shared)
 {
-	bool shared = variant->form == SHARED;
-	const size_t bound = (MEMBER_PERIOD_MS * 1000 / PAUSE_TICK_US + 2) *
-			     PAUSE_RATE;
-	struct nmi_counts nmi = ptsim_nmi_counts();
-	struct pause_result plain, resumed, pause_member;
-	const char *sh = shared ? "_shared" : "";
-	char name[3][40];
+	const char *pre = !nmi ? "pause" : shared ? "pause_shared_nmi" : "pause_nmi";
+	struct pause_result plain, paused, resumed, pause_member;
+	char name[40];
 	__u64 long_ns;
 
-	snprintf(name[0], sizeof(name[0]), "pause%s_nmi_plain", sh);
-	snprintf(name[1], sizeof(name[1]), "pause%s_nmi_resumed", sh);
-	snprintf(name[2], sizeof(name[2]), "pause%s_nmi_paused", sh);
-	plain = trace_paused(_metadata, PLAIN, shared, 4 * bound, 0, name[0]);
+	snprintf(name, sizeof(name), "%s_plain", pre);
+	plain = trace_paused(_metadata, PLAIN, shared, 4 * PAUSE_BOUND, 0, name);
 	ASSERT_TRUE(plain.reached) TH_LOG("the control never produced %zu records",
-					  4 * bound);
+					  4 * PAUSE_BOUND);
 	long_ns = MEMBER_PERIOD_MS * 1000000ULL + 2 * plain.task_ns;
-	resumed = trace_paused(_metadata, RESUMED_NMI, shared, 4 * PAUSE_RATE, 0,
-			       name[1]);
-	pause_member = trace_paused(_metadata, PAUSED_NMI, shared, 0, long_ns,
-				    name[2]);
+	if (!nmi) {
+		paused = trace_paused(_metadata, START_PAUSED, false, 0, long_ns,
+				      "pause_start_paused");
+		TH_LOG("data records: start_paused=%zu", paused.records);
+		EXPECT_GT(plain.records, PAUSE_BOUND);
+		EXPECT_TRUE(paused.reached);
+		EXPECT_EQ(0, paused.records);
+	}
+	snprintf(name, sizeof(name), "%s_resumed", pre);
+	resumed = trace_paused(_metadata, nmi ? RESUMED_NMI : RESUMED, shared,
+			       4 * PAUSE_RATE, 0, name);
+	snprintf(name, sizeof(name), "%s_paused", pre);
+	pause_member = trace_paused(_metadata, nmi ? PAUSED_NMI : PAUSED, shared,
+				    0, long_ns, name);
 	TH_LOG("data records: plain=%zu resumed=%zu paused=%zu (bound %zu)",
-	       plain.records, resumed.records, pause_member.records, bound);
+	       plain.records, resumed.records, pause_member.records, PAUSE_BOUND);
 	EXPECT_TRUE(resumed.reached);
 	EXPECT_GT(resumed.records, 2 * PAUSE_RATE);
 	EXPECT_TRUE(pause_member.reached);
-	EXPECT_LE(pause_member.records, bound);
+	EXPECT_LE(pause_member.records, PAUSE_BOUND);
+}
+
+TEST_F(ptsim, pause_resume)
+{
+	pause_runs(_metadata, false, false);
+}
+
+/* The same from NMI (the _NMI runs), in each form of trace_paused(). */
+TEST_F(mark_form, pause_resume_nmi)
+{
+	struct nmi_counts nmi = ptsim_nmi_counts();
+
+	pause_runs(_metadata, true, variant->form == SHARED);
 	/* One overflow at least in each run, each an NMI. */
 	EXPECT_NMI(nmi, mark, 2);
 }
@@ -1195,7 +1141,6 @@ static bool pause_cpu_reached(int cpu, struct capture *s, void *arg)
 
 static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 {
-	const size_t bound = (MARK_PERIOD_TICKS + 2) * PAUSE_RATE;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), mark0[EVERY_CPU_MAX];
 	int fd[EVERY_CPU_MAX], mfd[EVERY_CPU_MAX], go[EVERY_CPU_MAX];
 	struct perf_event_attr attr, mark = {
@@ -1238,12 +1183,12 @@ static void pause_every_cpu(struct __test_metadata *_metadata, bool resume)
 		TH_LOG("CPU %d %s: ptw=%lu mark ticks=%llu mark NMIs=%ld (bound %zu)",
 		       cpu, resume ? "resumed" : "paused", w.ptw64,
 		       (unsigned long long)read_count(mfd[cpu]),
-		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], bound);
+		       ptsim_nmi_on(cpu, "mark") - mark0[cpu], PAUSE_BOUND);
 		EXPECT_TRUE(pc.reached[cpu]) TH_LOG("CPU %d never got there", cpu);
 		if (resume)
 			EXPECT_GT(w.ptw64, 2 * PAUSE_RATE) TH_LOG("CPU %d", cpu);
 		if (!resume)
-			EXPECT_LE(w.ptw64, bound) TH_LOG("CPU %d", cpu);
+			EXPECT_LE(w.ptw64, PAUSE_BOUND) TH_LOG("CPU %d", cpu);
 		expect_clean(_metadata, &s[cpu], &w);
 		if (PTSIM_NMI_EXPECTED)
 			EXPECT_GT(ptsim_nmi_on(cpu, "mark"), mark0[cpu])

@@ -58,7 +58,7 @@ __u64 get_le(const unsigned char *p, int bytes)
 }
 
 /* Is there a lossy AUX record whose data ends in (lo, hi]? */
-bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi)
+static bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi)
 {
 	size_t i;
 

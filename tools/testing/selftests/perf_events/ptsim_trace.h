@@ -2,16 +2,10 @@
 /*
  * The trace check: a walk of the packets ptsim writes, counting them and
  * checking the sequence numbers; every gap must be explained by a record
- * or an OVF packet.  Independent of libipt, which the test guest lacks.
+ * or an OVF packet.
  */
 #ifndef PTSIM_TRACE_H
 #define PTSIM_TRACE_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <linux/types.h>
-
-#include "ptsim_capture.h"
 
 struct pt_check {
 	unsigned long packets, pad, psb, psbend, ptw64, ptw32, ovf, pge, pgd;
@@ -31,7 +25,6 @@ struct pt_check {
 
 size_t pt_len(const unsigned char *p, size_t left);
 __u64 get_le(const unsigned char *p, int bytes);
-bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi);
 void pt_check_piece(struct capture *s, struct pt_check *w,
 		    const unsigned char *p, size_t len,
 		__u64 aux_off, size_t region);
