@@ -42,7 +42,7 @@ cp "$G/aux-store-abi" "$R/tests/"
 install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" \
 	"$TOP/scripts/guest/kmemleak-scan-area" \
 	"$TOP/scripts/guest/gcov-collect" "$TOP/scripts/guest/ptsim-module-test" \
-	"$TOP/scripts/guest/pmu-config" "$R/tests/"
+	"$TOP/scripts/guest/pmu-config" "$TOP/scripts/guest/hotplug-loop" "$R/tests/"
 
 # The lists, one per mode: tests/suites.py, from its table and the
 # perf_events programs of the built guest.
