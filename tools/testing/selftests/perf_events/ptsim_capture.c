@@ -32,7 +32,7 @@ void *grow(void *p, size_t *cap, size_t need, size_t elem)
  */
 int capture_map_shared(struct capture *s, int fd, int data_fd,
 		       __u64 config, int data_pages, int aux_pages,
-		    bool snapshot)
+		       bool snapshot)
 {
 	int err;
 
@@ -57,7 +57,7 @@ int capture_map(struct capture *s, int fd, __u64 config,
 		int data_pages, int aux_pages, bool snapshot)
 {
 	return capture_map_shared(s, fd, fd, config, data_pages, aux_pages,
-			       snapshot);
+				  snapshot);
 }
 
 static void capture_add_rec(struct capture *s, __u32 type, __u64 a,
@@ -261,8 +261,7 @@ void capture_free(struct capture *s)
  * timeout_ms have passed.  Returns whether len was reached.  The limit
  * is generous: it only bounds a test whose data stopped for good.
  */
-bool capture_until_len(struct capture *s, size_t len,
-		       int timeout_ms)
+bool capture_until_len(struct capture *s, size_t len, int timeout_ms)
 {
 	double end = now_ms() + timeout_ms;
 

@@ -49,7 +49,7 @@ struct capture {
 void *grow(void *p, size_t *cap, size_t need, size_t elem);
 int capture_map_shared(struct capture *s, int fd, int data_fd,
 		       __u64 config, int data_pages, int aux_pages,
-		    bool snapshot);
+		       bool snapshot);
 int capture_map(struct capture *s, int fd, __u64 config,
 		int data_pages, int aux_pages, bool snapshot);
 void capture_read_records(struct capture *s);
@@ -60,8 +60,7 @@ void capture_restart(struct capture *s);
 bool capture_poll(struct capture *s, int timeout_ms);
 void capture_save(struct capture *s, const char *name);
 void capture_free(struct capture *s);
-bool capture_until_len(struct capture *s, size_t len,
-		       int timeout_ms);
+bool capture_until_len(struct capture *s, size_t len, int timeout_ms);
 int capture_until_exit(struct capture *s, pid_t pid);
 
 #endif /* PTSIM_CAPTURE_H */

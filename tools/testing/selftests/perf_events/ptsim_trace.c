@@ -83,7 +83,7 @@ static bool lossy_end_in(struct capture *s, __u64 lo, __u64 hi)
  */
 void pt_check_piece(struct capture *s, struct pt_check *w,
 		    const unsigned char *p, size_t len,
-		__u64 aux_off, size_t region)
+		    __u64 aux_off, size_t region)
 {
 	__u64 last_pos = 0, ovf_lost = 0, at = 0;
 	bool synced = false, ovf = false, after_psb = false;

@@ -27,7 +27,7 @@ size_t pt_len(const unsigned char *p, size_t left);
 __u64 get_le(const unsigned char *p, int bytes);
 void pt_check_piece(struct capture *s, struct pt_check *w,
 		    const unsigned char *p, size_t len,
-		__u64 aux_off, size_t region);
+		    __u64 aux_off, size_t region);
 void pt_check_trace(struct capture *s, struct pt_check *w, size_t region);
 
 #endif /* PTSIM_TRACE_H */
