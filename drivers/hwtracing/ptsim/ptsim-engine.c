@@ -49,6 +49,7 @@
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
+#include <linux/debugfs.h>
 #include <linux/hrtimer.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -56,6 +57,7 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/seq_file.h>
 #include <linux/string.h>
 #include <asm/irq_regs.h>
 #ifdef CONFIG_X86
@@ -76,8 +78,12 @@ static u64 ptsim_tsc(void)
 #endif
 }
 
-/* The user IP of the task on this CPU, 0 if it has none. */
-u64 ptsim_user_ip(void)
+/*
+ * The user registers of the task on this CPU, NULL if it has none (an
+ * idle CPU, a kernel thread): where its user code is, whether the tick
+ * interrupted that code or the kernel working for it.
+ */
+struct pt_regs *ptsim_user_regs(void)
 {
 	/*
 	 * From the engine's hrtimer, which may interrupt the task while it
@@ -87,14 +93,22 @@ u64 ptsim_user_ip(void)
 	 * PF_KTHREAD never changes once the task exists.
 	 */
 	if (!current->mm || (data_race(current->flags) & PF_KTHREAD))
-		return 0;
+		return NULL;
+	return task_pt_regs(current);
+}
+
+/* The user IP of the task on this CPU, 0 if it has none. */
+u64 ptsim_user_ip(void)
+{
+	struct pt_regs *regs = ptsim_user_regs();
+
 	/*
 	 * The interrupted task may be rewriting its user registers on this
 	 * CPU (emulate_vsyscall() moves ip to the return address, signal
 	 * delivery to the handler): a sample of where the task is, the old
 	 * IP or the new one, either right.
 	 */
-	return data_race(instruction_pointer(task_pt_regs(current)));
+	return regs ? data_race(instruction_pointer(regs)) : 0;
 }
 
 /*
@@ -426,7 +440,12 @@ bool ptsim_interrupt(struct ptsim_cpu *c)
  * DMA engine that stops at a STOP entry waits: so the NMI handler, not
  * the tick, owns the transaction from the raise until it returns, and
  * the tick carries on with the transaction the handler left open (or
- * stops if there is none).  Everything else that ends or begins a
+ * stops if there is none).  The wait is what an NMI costs on hardware,
+ * a few microseconds at most: a PMI whose NMI has not come by then is
+ * taken back and handled in place, and so are the event's later ones
+ * (see ptsim-nmi.c).  Either way the handler reports the registers the
+ * tick interrupted, the workload's, as hardware reports where the
+ * workload was, never ptsim's own.  Everything else that ends or begins a
  * transaction (pmu::start, stop, flush) is the driver acting, not the
  * hardware, and handles the same reasons in place, with no PMI.
  */
@@ -436,7 +455,7 @@ bool ptsim_interrupt(struct ptsim_cpu *c)
  * @c: the trace engine of this CPU, with a transaction open unless the
  * reason is only %PTSIM_PMI_MARK
  * @why: PTSIM_PMI_* reasons
- * @regs: the registers the interrupt saved, for a sample
+ * @regs: the registers the tick interrupted, for a sample
  *
  * For the mark counter's overflow, its hook delivers the sample.  For a
  * watermark or a region end, publishes what the transaction wrote and
@@ -601,6 +620,92 @@ bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 	return true;
 }
 
+/* ---- interrupts off ---- */
+
+/*
+ * The longest stretch with interrupts disabled that each kind of ptsim's
+ * own entries (&enum ptsim_irqoff_kind) took on each CPU, in ns of
+ * local_clock(): what ptsim costs the rest of the machine in latency.
+ * Only written on its own CPU with interrupts disabled; read and reset
+ * from any CPU through debugfs ptsim/irqoff, where a reset racing with
+ * an entry may lose that one figure.
+ */
+struct ptsim_irqoff {
+	u64	max_ns[PTSIM_NR_IRQOFF];
+};
+
+static DEFINE_PER_CPU(struct ptsim_irqoff, ptsim_irqoff);
+
+static const char * const ptsim_irqoff_names[PTSIM_NR_IRQOFF] = {
+	[PTSIM_IRQOFF_TICK]	= "tick",
+	[PTSIM_IRQOFF_STOP]	= "stop",
+	[PTSIM_IRQOFF_FLUSH]	= "flush",
+	[PTSIM_IRQOFF_NMI_WAIT]	= "nmi_wait",
+};
+
+/**
+ * ptsim_irqoff_note() - account a stretch with interrupts disabled
+ * @kind: what ran
+ * @t0: local_clock() when it began
+ *
+ * Context: the CPU it ran on, interrupts still disabled.
+ */
+void ptsim_irqoff_note(enum ptsim_irqoff_kind kind, u64 t0)
+{
+	u64 *max = &this_cpu_ptr(&ptsim_irqoff)->max_ns[kind];
+	u64 d = local_clock() - t0;
+
+	if (d > READ_ONCE(*max))
+		WRITE_ONCE(*max, d);
+}
+
+static int ptsim_irqoff_show(struct seq_file *m, void *unused)
+{
+	unsigned int cpu, k;
+
+	for_each_possible_cpu(cpu) {
+		u64 *max = per_cpu_ptr(&ptsim_irqoff, cpu)->max_ns;
+
+		seq_printf(m, "cpu%u", cpu);
+		for (k = 0; k < PTSIM_NR_IRQOFF; k++)
+			seq_printf(m, " %s %llu", ptsim_irqoff_names[k],
+				   READ_ONCE(max[k]));
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+
+static int ptsim_irqoff_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ptsim_irqoff_show, NULL);
+}
+
+/* Any write resets the figures of every CPU. */
+static ssize_t ptsim_irqoff_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	unsigned int cpu, k;
+
+	for_each_possible_cpu(cpu)
+		for (k = 0; k < PTSIM_NR_IRQOFF; k++)
+			WRITE_ONCE(per_cpu_ptr(&ptsim_irqoff, cpu)->max_ns[k], 0);
+	return count;
+}
+
+static const struct file_operations ptsim_irqoff_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ptsim_irqoff_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+	.write		= ptsim_irqoff_write,
+};
+
+void __init ptsim_irqoff_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("irqoff", 0600, dir, NULL, &ptsim_irqoff_fops);
+}
+
 /* ---- the producer ---- */
 
 /**
@@ -743,6 +848,7 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 {
 	struct ptsim_cpu *c = container_of(timer, struct ptsim_cpu, timer);
 	struct perf_event *event = c->event;
+	u64 t0 = local_clock();
 	struct ptsim_event *ev;
 	bool paused;
 	u64 ip;
@@ -778,8 +884,10 @@ out:
 	ptsim_account(event);
 	if (!running) {
 		ptsim_halt(c, event);
+		ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
 		return HRTIMER_NORESTART;
 	}
 	hrtimer_forward_now(timer, ev->period);
+	ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
 	return HRTIMER_RESTART;
 }

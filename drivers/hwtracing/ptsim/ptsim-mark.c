@@ -26,13 +26,15 @@
  *
  * State: the engine finds the event through ptsim_cpu::mark and calls it
  * through its slot of the engine's hooks, both of which pmu::add sets
- * when the event joins its leader's engine on this CPU and pmu::del
- * clears.  The perf core adds a group's leader before its siblings and
- * removes them together under the context lock, and the tick (and the
- * PMI it raises and waits for) runs on the same CPU with interrupts off,
- * so the pointers need no lock (see "Contexts and serialisation").  The
- * count is event->count itself, only written by the tick on the event's
- * CPU.
+ * when the event joins its leader's engine on this CPU, and pmu::del, or
+ * the leader's leaving the engine (ptsim_del()), clears: a member whose
+ * leader is closed stays on the CPU as a group of its own, and counts
+ * nothing from then on.  The perf core adds a group's leader before its
+ * siblings and removes them together under the context lock, and the
+ * tick (and the PMI it raises and waits for) runs on the same CPU with
+ * interrupts off, so the pointers need no lock (see "Contexts and
+ * serialisation").  The count is event->count itself, only written by
+ * the tick on the event's CPU.
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -72,21 +74,42 @@ static void ptsim_mark_ticked(struct ptsim_cpu *c, struct ptsim_event *ev,
 }
 
 /*
- * The PMI handler's part: the counter overflowed.  If the core throttles
- * the event, it is stopped until the core starts it again.
- *
  * perf_event_overflow() is not exported (6.12): built as a module,
  * ptsim_mark has no PMI, and refuses a sampling event without aux_output
  * (ptsim_mark_event_init()).  Counting, and samples into the trace, need
  * no perf_event_overflow().
  */
 #ifndef MODULE
+/*
+ * The registers a sample reports: where the workload was when the tick
+ * came (the registers the tick interrupted, @regs), as a hardware counter
+ * reports where it overflowed; never the PMI handler's own.  If the tick
+ * came in the kernel and the event excludes it, where the task's user
+ * code is (as a counter of user mode only would have overflowed there);
+ * without user code on the CPU, no sample.  So an unprivileged event,
+ * which must exclude the kernel, never receives a kernel address.
+ */
+static struct pt_regs *ptsim_mark_regs(struct perf_event *mark,
+				       struct pt_regs *regs)
+{
+	if (!regs || user_mode(regs) || !mark->attr.exclude_kernel)
+		return regs;
+	return ptsim_user_regs();
+}
+
+/*
+ * The PMI handler's part: the counter overflowed.  If the core throttles
+ * the event, it is stopped until the core starts it again.
+ */
 static void ptsim_mark_overflow(struct ptsim_cpu *c, struct pt_regs *regs)
 {
 	struct perf_event *mark = c->mark;
 	struct perf_sample_data data;
 
 	if (!mark || (mark->hw.state & PERF_HES_STOPPED))
+		return;
+	regs = ptsim_mark_regs(mark, regs);
+	if (!regs)
 		return;
 	perf_sample_data_init(&data, 0, mark->hw.last_period);
 	if (perf_event_overflow(mark, &data, regs))

@@ -4,19 +4,42 @@
  *
  * The engine raises its PMI from the tick (see "The PMI" in
  * ptsim-engine.c); this delivery sends the CPU an NMI to itself through
- * its local APIC and waits until the handler below has run.  The handler
- * recognises its own NMIs by the reasons the engine left in &struct
- * ptsim_cpu.pmi, as intel_pt recognises its PMI by a status bit, and does
- * what intel_pt_interrupt() does: perf_get_aux(), the end of the
- * transaction (with TRUNCATED if the buffer is full), the begin of the
- * next; and for ptsim_mark, perf_event_overflow() as for a hardware
- * counter, so that AUX sampling and aux_pause/aux_resume run in NMI too.
+ * its local APIC and waits, a few microseconds at most, until the handler
+ * below has run.  The handler does what intel_pt_interrupt() does:
+ * perf_get_aux(), the end of the transaction (with TRUNCATED if the
+ * buffer is full), the begin of the next; and for ptsim_mark,
+ * perf_event_overflow() as for a hardware counter, so that AUX sampling
+ * and aux_pause/aux_resume run in NMI too.
+ *
+ * Which NMIs are ours.  An NMI sent by IPI leaves no trace in the
+ * hardware, so the handler cannot tell it from another; and reasons
+ * posted before the send can be found by any NMI that comes in between,
+ * while reasons posted after it can be too late for ours.  So ptsim does
+ * not claim in the first round: its handler is an NMI_UNKNOWN one, which
+ * default_do_nmi() calls only for an NMI that no NMI_LOCAL handler (perf,
+ * the watchdog, the backtrace IPI, ...) claimed and whose NMI reason
+ * port showed nothing.  So ptsim never takes an NMI that has an owner,
+ * nor skips the platform's own NMI handling.  In that round it claims
+ * the NMI if it finds posted reasons (ours, or, if an unknown NMI came
+ * just before ours, that one: the count of unknown NMIs stays right, as
+ * ours then finds nothing and is reported in its place).
+ *
+ * An NMI of ours that another handler claimed (AMD's PMU driver claims
+ * unknown NMIs for a while after its own), or that merged with another
+ * or was swallowed as a back-to-back one, never reaches us: the tick
+ * stops waiting after PTSIM_NMI_WAIT_NS, takes its reasons back and
+ * handles them in place, and the event's PMIs are handled in place from
+ * then on (ptsim_event.nmi_late), so that a platform that loses or
+ * delays self-NMIs costs one such wait per event.  Should the NMI still
+ * come after that, within PTSIM_NMI_GRACE_NS, the handler claims it once
+ * (counted as "stray"), rather than have it reported as unknown.
  *
  * debugfs ptsim/nmi has a line per CPU:
- *   "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>"
+ *   "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n> stray <n>"
  * sent: NMIs raised; handled: NMIs the handler found reasons in; pmi and
- * mark: those reasons handled in NMI; late: PMIs the engine handled in
- * place because their NMI had not come within PTSIM_NMI_WAIT_NS.
+ * mark: those reasons handled in NMI; late: PMIs the engine took back
+ * and handled in place because their NMI had not come within
+ * PTSIM_NMI_WAIT_NS; stray: NMIs claimed after a late PMI.
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -28,11 +51,19 @@
 #include <linux/seq_file.h>
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
+#include <asm/nmi.h>
 
 #include "ptsim.h"
 
-/* How long the engine waits for its NMI before it handles the PMI itself. */
-#define PTSIM_NMI_WAIT_NS	(10 * NSEC_PER_MSEC)
+/*
+ * How long the tick waits for its NMI before it takes the PMI back: a
+ * self-NMI comes within a microsecond or two on hardware and in a guest
+ * (it is delivered before the next instruction); this is against one
+ * that never comes.
+ */
+#define PTSIM_NMI_WAIT_NS	(20 * NSEC_PER_USEC)
+/* How long after a PMI was taken back its NMI may still be claimed. */
+#define PTSIM_NMI_GRACE_NS	(10 * NSEC_PER_MSEC)
 
 struct ptsim_nmi_stats {
 	u64	sent;
@@ -40,74 +71,84 @@ struct ptsim_nmi_stats {
 	u64	pmi;
 	u64	mark;
 	u64	late;
+	u64	stray;
 };
 
 static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
-/* NMIs sent and not yet received: the handler claims these. */
-static DEFINE_PER_CPU(unsigned int, ptsim_nmi_inflight);
+/* local_clock() when this CPU last took a PMI back; 0: none to claim. */
+static DEFINE_PER_CPU(u64, ptsim_nmi_owed);
 static bool ptsim_nmi_registered;
 
 /*
- * The handler runs for every NMI of this CPU, ours or not.  An NMI we
- * sent is claimed (NMI_HANDLED) even if the engine has taken its reasons
- * back in the meantime (a late PMI), so that it is not reported as an
- * unknown NMI; one we did not send is claimed only if it found reasons,
- * which means that two NMIs were merged into one.
+ * An NMI nobody else claimed (see the top).  The reasons are taken with
+ * xchg(): if the tick has taken them back first, there is nothing to do.
+ * A handler that finds them runs while the tick that posted them waits
+ * (NMIs nest into the code they interrupt), so the transaction is in the
+ * state the tick left it in, and the tick goes on only once we return.
+ * The sample registers are those the tick interrupted, the workload's,
+ * not this NMI's, which are the tick's own.
  */
 static int ptsim_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
-	int ret = NMI_DONE;
-	unsigned int why;
+	unsigned int why = xchg(&c->pmi, 0);
+	u64 owed;
 
-	if (this_cpu_read(ptsim_nmi_inflight)) {
-		this_cpu_dec(ptsim_nmi_inflight);
-		ret = NMI_HANDLED;
+	if (!why) {
+		owed = __this_cpu_read(ptsim_nmi_owed);
+		if (!owed || local_clock() - owed > PTSIM_NMI_GRACE_NS)
+			return NMI_DONE;
+		__this_cpu_write(ptsim_nmi_owed, 0);
+		WRITE_ONCE(st->stray, st->stray + 1);
+		return NMI_HANDLED;
 	}
-	why = xchg(&c->pmi, 0);
-	if (!why)
-		return ret;
 
+	ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
 	WRITE_ONCE(st->handled, st->handled + 1);
 	if (why & PTSIM_PMI_MARK)
 		WRITE_ONCE(st->mark, st->mark + 1);
 	if (why & (PTSIM_PMI_INT | PTSIM_PMI_FULL))
 		WRITE_ONCE(st->pmi, st->pmi + 1);
-	ptsim_pmi_handle(c, why, regs);
+	ptsim_pmi_handle(c, why, c->pmi_regs);
 	return NMI_HANDLED;
 }
 
 /*
  * The delivery hook: post the reasons, send the NMI, wait for the handler
- * to take them.  The wait is bounded: an NMI that does not come in
- * PTSIM_NMI_WAIT_NS (it always does here; the bound is against a
- * platform that drops it) is counted as late and handled in place.
+ * to take them, at most PTSIM_NMI_WAIT_NS.  If it has not by then, the
+ * reasons are taken back and handled here, and this event's PMIs are
+ * handled in place from now on (see the top).
  *
  * Context: the engine's tick, hard interrupt, on the CPU of @c.
  */
 static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 {
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
-	u64 t0;
+	struct ptsim_event *ev = c->event->pmu_private;
 
+	c->pmi_regs = get_irq_regs();
+	c->pmi_sent = local_clock();
 	WRITE_ONCE(c->pmi, why);
-	this_cpu_inc(ptsim_nmi_inflight);
 	WRITE_ONCE(st->sent, st->sent + 1);
 	/* The reasons are posted before the NMI can look for them. */
 	barrier();
 	__apic_send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
 
-	t0 = local_clock();
 	while (READ_ONCE(c->pmi)) {
-		if (local_clock() - t0 > PTSIM_NMI_WAIT_NS) {
-			why = xchg(&c->pmi, 0);
-			if (!why)
-				break;
-			WRITE_ONCE(st->late, st->late + 1);
-			return ptsim_pmi_handle(c, why, get_irq_regs());
+		if (local_clock() - c->pmi_sent <= PTSIM_NMI_WAIT_NS) {
+			cpu_relax();
+			continue;
 		}
-		cpu_relax();
+		why = xchg(&c->pmi, 0);
+		if (!why)
+			break;
+		WRITE_ONCE(st->late, st->late + 1);
+		__this_cpu_write(ptsim_nmi_owed, local_clock() ?: 1);
+		ev->nmi_late = true;
+		c->hooks[PTSIM_HOOK_DELIVERY] = &ptsim_irq_hooks;
+		ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
+		return ptsim_pmi_handle(c, why, c->pmi_regs);
 	}
 	/* What the handler left: a transaction open, or none. */
 	barrier();
@@ -136,10 +177,10 @@ static int ptsim_nmi_show(struct seq_file *m, void *unused)
 	for_each_possible_cpu(cpu) {
 		struct ptsim_nmi_stats *st = per_cpu_ptr(&ptsim_nmi_stats, cpu);
 
-		seq_printf(m, "cpu%u sent %llu handled %llu pmi %llu mark %llu late %llu\n",
+		seq_printf(m, "cpu%u sent %llu handled %llu pmi %llu mark %llu late %llu stray %llu\n",
 			   cpu, READ_ONCE(st->sent), READ_ONCE(st->handled),
 			   READ_ONCE(st->pmi), READ_ONCE(st->mark),
-			   READ_ONCE(st->late));
+			   READ_ONCE(st->late), READ_ONCE(st->stray));
 	}
 	return 0;
 }
@@ -153,7 +194,7 @@ void __init ptsim_nmi_init(struct dentry *dir)
 		pr_info("no local APIC: PMIs are handled in the tick's interrupt\n");
 		return;
 	}
-	ret = register_nmi_handler(NMI_LOCAL, ptsim_nmi_handler, 0, "ptsim");
+	ret = register_nmi_handler(NMI_UNKNOWN, ptsim_nmi_handler, 0, "ptsim");
 	if (ret) {
 		pr_warn("NMI handler not registered (%d): PMIs are handled in the tick's interrupt\n",
 			ret);
@@ -168,6 +209,6 @@ void ptsim_nmi_exit(void)
 {
 	if (!ptsim_nmi_registered)
 		return;
-	unregister_nmi_handler(NMI_LOCAL, "ptsim");
+	unregister_nmi_handler(NMI_UNKNOWN, "ptsim");
 	ptsim_nmi_registered = false;
 }

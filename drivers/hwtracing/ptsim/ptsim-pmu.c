@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) "ptsim: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/hrtimer.h>
@@ -20,6 +21,7 @@
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -83,7 +85,8 @@ static void ptsim_start(struct perf_event *event, int flags)
 		return;
 
 	/* The engine's parts for this event (see struct ptsim_hooks). */
-	c->hooks[PTSIM_HOOK_DELIVERY] = ev->irq_pmi ? &ptsim_irq_hooks :
+	c->hooks[PTSIM_HOOK_DELIVERY] = ev->irq_pmi || ev->nmi_late ?
+					&ptsim_irq_hooks :
 					ptsim_nmi_delivery() ?: &ptsim_irq_hooks;
 	c->hooks[PTSIM_HOOK_MODE] = ev->bench_shift ? &ptsim_bench_hooks : NULL;
 	if (!ptsim_begin(c, event)) {
@@ -130,11 +133,13 @@ static void ptsim_stop(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_event *ev = event->pmu_private;
+	u64 t0;
 
 	if (flags & PERF_EF_PAUSE)
 		return;
 	if (event->hw.state & PERF_HES_STOPPED)
 		return;
+	t0 = local_clock();
 
 	/*
 	 * IRQs are off and the timer is pinned to this CPU, so it is not
@@ -164,6 +169,7 @@ static void ptsim_stop(struct perf_event *event, int flags)
 	ptsim_account(event);
 	ptsim_fifo_reset(ev);
 	c->tracing = false;
+	ptsim_irqoff_note(PTSIM_IRQOFF_STOP, t0);
 }
 
 /*
@@ -203,6 +209,7 @@ static int ptsim_flush(struct perf_event *event)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_event *ev = event->pmu_private;
+	u64 t0;
 
 	if (ev->noflush)
 		return -EOPNOTSUPP;
@@ -211,8 +218,10 @@ static int ptsim_flush(struct perf_event *event)
 	    !c->buf)
 		return 0;
 
+	t0 = local_clock();
 	if (!ptsim_drain(c, ev, ULONG_MAX) || !ptsim_interrupt(c))
 		ptsim_halt(c, event);
+	ptsim_irqoff_note(PTSIM_IRQOFF_FLUSH, t0);
 	return 0;
 }
 #endif /* PERF_EVENT_IOC_FLUSH */
@@ -255,6 +264,13 @@ static int ptsim_add(struct perf_event *event, int flags)
  * @event: the event
  * @flags: unused: the event is always stopped with PERF_EF_UPDATE
  *
+ * The engine's ptsim_mark event, if it has one, belongs to @event's
+ * group, and goes with it: the perf core removes a group's members with
+ * their leader, but a member whose leader is closed stays on the CPU as
+ * a group of its own, and must count nothing for the next event that
+ * takes the engine (ptsim_mark_add() hooks a mark up again when its
+ * group comes back).
+ *
  * Context: the event's CPU, interrupts disabled.
  */
 static void ptsim_del(struct perf_event *event, int flags)
@@ -262,6 +278,8 @@ static void ptsim_del(struct perf_event *event, int flags)
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 
 	ptsim_stop(event, PERF_EF_UPDATE);
+	c->hooks[PTSIM_HOOK_MARK] = NULL;
+	c->mark = NULL;
 	c->event = NULL;
 }
 
@@ -360,8 +378,8 @@ static void *ptsim_setup_aux(struct perf_event *event, void **pages,
 	 * One entry per region: with one-page regions a 2 GiB area needs
 	 * 4 MiB of table, more than kmalloc gives, so fall back to vmalloc.
 	 */
-	buf = kvzalloc_node(struct_size(buf, regions, nr_regions), GFP_KERNEL,
-			    node);
+	buf = kvzalloc_node(struct_size(buf, regions, nr_regions),
+			    GFP_KERNEL_ACCOUNT, node);
 	if (!buf)
 		return NULL;
 	buf->nr_regions = nr_regions;
@@ -545,8 +563,18 @@ static int ptsim_event_init(struct perf_event *event)
 		       bench > PTSIM_MAX_BENCH_SHIFT)) ||
 	    (!bench && (config2 & PTSIM_CFG2_BENCH_SPLIT)))
 		return -EINVAL;
+	/*
+	 * What can load the machine takes CAP_PERFMON (see "Privileges" in
+	 * ptsim.rst).  An inherited event was checked when its parent was
+	 * opened: the task that forks need not be the one that opened it.
+	 */
+	if ((rate > PTSIM_USER_MAX_RATE || period < PTSIM_USER_MIN_PERIOD_US ||
+	     fifo_shift > PTSIM_USER_MAX_FIFO_SHIFT || bench) &&
+	    !event->parent && !perfmon_capable())
+		return -EACCES;
 
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	/* Charged to the opener's memory cgroup, as its buffers are. */
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	if (!ev)
 		return -ENOMEM;
 	ev->fifo_size = 1U << fifo_shift;
@@ -554,7 +582,7 @@ static int ptsim_event_init(struct perf_event *event)
 	 * The size is the user's (up to 4 MiB): a failure is the user's
 	 * -ENOMEM, not a reason for a warning with a stack dump.
 	 */
-	ev->fifo = kvmalloc(ev->fifo_size, GFP_KERNEL | __GFP_NOWARN);
+	ev->fifo = kvmalloc(ev->fifo_size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ev->fifo) {
 		kfree(ev);
 		return -ENOMEM;
@@ -741,6 +769,7 @@ static void __init ptsim_debugfs_init(void)
 
 	ptsim_debugfs_dir = dir;
 	ptsim_bench_debugfs_init(dir);
+	ptsim_irqoff_debugfs_init(dir);
 	debugfs_create_file("setup_aux", 0400, dir, NULL,
 			    &ptsim_setup_aux_fops);
 	debugfs_create_atomic_t("setup_aux_calls", 0400, dir,

@@ -67,6 +67,15 @@
 #define PTSIM_MIN_FIFO_SHIFT	9
 #define PTSIM_MAX_FIFO_SHIFT	22
 #define PTSIM_MAX_REGION_SHIFT	10
+/*
+ * What a user without CAP_PERFMON may ask for (see "Privileges" in
+ * ptsim.rst): a tick's work in hard interrupt bounded to a few KiB, the
+ * FIFO that a stop or a flush drains with interrupts off to 64 KiB, and
+ * no benchmark mode.
+ */
+#define PTSIM_USER_MAX_RATE	256
+#define PTSIM_USER_MIN_PERIOD_US	PTSIM_DEF_PERIOD_US
+#define PTSIM_USER_MAX_FIFO_SHIFT	16
 /* Benchmark transactions are 64 B .. 1 MiB. */
 #define PTSIM_MIN_BENCH_SHIFT	6
 #define PTSIM_MAX_BENCH_SHIFT	20
@@ -130,6 +139,8 @@ struct ptsim_buf {
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
  * @irq_pmi: the PMI is handled in the engine's hard interrupt, not in NMI
+ * @nmi_late: an NMI of this event's did not come in time (see "The PMI"
+ * in ptsim-engine.c): its PMIs are handled in place from then on
  * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
  * @loss_flag: the flag for a transaction that holds an OVF packet
  * (PERF_AUX_FLAG_PARTIAL or _COLLISION), or 0
@@ -165,6 +176,7 @@ struct ptsim_event {
 	unsigned int	region_shift;
 	bool		noflush;
 	bool		irq_pmi;
+	bool		nmi_late;
 	u64		aux_flags;
 	u64		loss_flag;
 	unsigned int	bench_shift;
@@ -200,7 +212,7 @@ struct ptsim_cpu;
  * tick are in the FIFO (ptsim_mark).  It may raise a PMI with
  * %PTSIM_PMI_MARK through ptsim_pmi().
  * @overflow: the PMI handler's part for %PTSIM_PMI_MARK, with the
- * registers the interrupt saved.
+ * registers the tick interrupted (the workload's), or NULL.
  * @pmi: the delivery of a PMI the engine raised while running (in its
  * tick): handled in place (the tick's hard interrupt) or by an NMI.
  * Returns when the handler has run, with ptsim_pmi_handle()'s result.
@@ -235,10 +247,14 @@ enum ptsim_hook_slot {
  * region padding included)
  * @tracing: producing packets, that is, enabled and not paused
  * @lossy: an OVF packet went into the open transaction
- * @mark: the ptsim_mark event in @event's group, NULL if none (see
- * "ptsim_mark" below)
+ * @mark: the ptsim_mark event in @event's group, NULL if none; cleared
+ * when @event leaves the engine (see ptsim-mark.c)
  * @hooks: the parts plugged into the engine, by &enum ptsim_hook_slot
  * @in_tick: the tick is running: a PMI goes through the delivery hook
+ * @pmi_regs: the registers the tick interrupted, the workload's, for the
+ * handler of a PMI the tick raised (what hardware reports in a sample);
+ * only valid while that tick runs
+ * @pmi_sent: local_clock() when the tick sent the NMI of its PMI
  * @pmi: the PTSIM_PMI_* reasons of a PMI raised and not yet handled; the
  * only field an NMI handler and the code it interrupts both write, with
  * xchg() by the handler (see "The PMI" in ptsim-engine.c)
@@ -257,12 +273,15 @@ struct ptsim_cpu {
 	struct perf_event		*mark;
 	const struct ptsim_hooks	*hooks[PTSIM_NR_HOOKS];
 	bool				in_tick;
+	struct pt_regs			*pmi_regs;
+	u64				pmi_sent;
 	unsigned int			pmi;
 };
 
 DECLARE_PER_CPU(struct ptsim_cpu, ptsim_cpus);
 
 /* ptsim-engine.c */
+struct pt_regs *ptsim_user_regs(void);
 u64 ptsim_user_ip(void);
 unsigned int ptsim_rec_overflow(u8 *p, u32 lost, u64 ip);
 unsigned int ptsim_rec_mark(u8 *p, u32 nr, u64 ip);
@@ -285,6 +304,21 @@ void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
 void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev);
 void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event);
 enum hrtimer_restart ptsim_tick(struct hrtimer *timer);
+
+/*
+ * The stretches with interrupts disabled that ptsim's own entries take,
+ * for debugfs ptsim/irqoff: the longest of each kind per CPU.
+ */
+enum ptsim_irqoff_kind {
+	PTSIM_IRQOFF_TICK,
+	PTSIM_IRQOFF_STOP,
+	PTSIM_IRQOFF_FLUSH,
+	PTSIM_IRQOFF_NMI_WAIT,
+	PTSIM_NR_IRQOFF
+};
+
+void ptsim_irqoff_note(enum ptsim_irqoff_kind kind, u64 t0);
+void __init ptsim_irqoff_debugfs_init(struct dentry *dir);
 
 /* ptsim-pmu.c */
 bool ptsim_is_engine(const struct pmu *pmu);
