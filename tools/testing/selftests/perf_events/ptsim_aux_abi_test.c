@@ -5,8 +5,10 @@
  * the errnos of aux_sample_size and aux_output requests, aux_output
  * samples in the trace (with ptsim_mark), the default and
  * an explicit aux_watermark, the locked-memory accounting of an AUX
- * mapping, PERF_RECORD_ITRACE_START, and the probe by which a tool
- * tells a PMU with an AUX area from one without.
+ * mapping, PERF_RECORD_ITRACE_START, the probe by which a tool tells a
+ * PMU with an AUX area from one without, and what ptsim lets a user
+ * without privileges do (its limits, and the registers in its
+ * ptsim_mark samples).
  *
  * A case's fixture says what it needs (ptsim, ptsim_mark, a cap of
  * ptsim's, root): its setup skips the case without it.  A family of
@@ -14,6 +16,7 @@
  * a variant per form.
  */
 #include "ptsim_lib.h"
+#include <assert.h>
 #include <dirent.h>
 #include <sys/resource.h>
 #include "../kselftest_harness.h"
@@ -1312,6 +1315,335 @@ TEST(aux_probe_every_pmu)
 	EXPECT_LE(1, none);	/* software, at least */
 	if (ptsim_type() >= 0)
 		EXPECT_EQ(3, ptsim);
+}
+
+/* ---- What a user may do with ptsim ---- */
+
+/*
+ * ptsim is a driver that users load on shared machines: an unprivileged
+ * user (no CAP_PERFMON) may trace their own tasks with it, but nothing
+ * that loads the machine (ptsim.rst, "Privileges"): a tick's work and the
+ * FIFO a stop drains with interrupts off are bounded, and the benchmark
+ * mode, which runs thousands of transactions per tick in hard interrupt,
+ * is refused, whatever the PMI's delivery.  Each configuration, opened
+ * per task by nobody at perf_event_paranoid 2 and by root: the errnos of
+ * the table (0: open).
+ */
+struct priv_case {
+	const char *what;
+	__u64 config1, config2;
+	int nobody, root;	/* errno of the open, 0 if it opens */
+};
+
+static const struct priv_case priv_cases[] = {
+	{ "the defaults", 0, 0, 0, 0 },
+	{ "rate 256", PTSIM_CFG1_RATE(256), 0, 0, 0 },
+	{ "rate 257", PTSIM_CFG1_RATE(257), 0, EACCES, 0 },
+	{ "rate 4096", PTSIM_CFG1_RATE(4096), 0, EACCES, 0 },
+	{ "period 100 us", PTSIM_CFG1_PERIOD(100), 0, 0, 0 },
+	{ "period 99 us", PTSIM_CFG1_PERIOD(99), 0, EACCES, 0 },
+	{ "period 10 us", PTSIM_CFG1_PERIOD(10), 0, EACCES, 0 },
+	{ "fifo 2^16", PTSIM_CFG1_FIFO(16), 0, 0, 0 },
+	{ "fifo 2^17", PTSIM_CFG1_FIFO(17), 0, EACCES, 0 },
+	{ "fifo 2^22", PTSIM_CFG1_FIFO(22), 0, EACCES, 0 },
+	{ "bench 2^6", 0, PTSIM_CFG2_BENCH(6), EACCES, 0 },
+	/* Invalid for anyone: the range check comes first. */
+	{ "rate 4097", PTSIM_CFG1_RATE(4097), 0, EINVAL, EINVAL },
+	{ "period 9 us", PTSIM_CFG1_PERIOD(9), 0, EINVAL, EINVAL },
+};
+
+/*
+ * errno of a per-task open of ptsim with @c's configuration and @config1's
+ * bits, 0 if it opens.
+ */
+static int priv_open(const struct priv_case *c, __u64 config1)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	ptsim_attr(&attr, c->config1 | config1);
+	attr.config2 = c->config2;
+	fd = perf_open(&attr, 0, -1, -1);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Drop to nobody, with perf_event_paranoid 2 (set by the caller, as root). */
+static int become_nobody(void)
+{
+	if (setgid(65534) || setuid(65534))
+		return errno;
+	return 0;
+}
+
+FIXTURE(unpriv) {
+	struct sysctls saved;
+};
+
+FIXTURE_VARIANT(unpriv) {
+	__u64 config1;		/* the delivery of ptsim's PMI */
+};
+
+FIXTURE_VARIANT_ADD(unpriv, nmi) { .config1 = 0 };
+FIXTURE_VARIANT_ADD(unpriv, irq_pmi) { .config1 = PTSIM_CFG1_IRQ_PMI };
+
+FIXTURE_SETUP(unpriv)
+{
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT);
+	sysctls_save(_metadata, &self->saved);
+	/* What nobody may do at paranoid 2, within the default mlock. */
+	ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 2));
+	ASSERT_EQ(0, write_long(MLOCK_SYSCTL, 516));
+}
+
+/* In the parent, as root: the cases drop to nobody. */
+FIXTURE_TEARDOWN_PARENT(unpriv)
+{
+	sysctls_restore(_metadata, &self->saved);
+}
+
+TEST_F(unpriv, config_limits)
+{
+	const struct priv_case *c;
+	int *shared, status, i;
+	pid_t pid;
+
+	shared = mmap(NULL, sizeof(priv_cases), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (become_nobody())
+			_exit(errno);
+		for (i = 0; i < (int)ARRAY_SIZE(priv_cases); i++)
+			shared[i] = priv_open(&priv_cases[i],
+					      variant->config1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status) TH_LOG("becoming nobody: %s",
+				    strerror(WEXITSTATUS(status)));
+	for (i = 0; i < (int)ARRAY_SIZE(priv_cases); i++) {
+		c = &priv_cases[i];
+		EXPECT_EQ(c->nobody, shared[i])
+			TH_LOG("%s as nobody: %s, want %s", c->what,
+			       strerror(shared[i]), strerror(c->nobody));
+		status = priv_open(c, variant->config1);
+		EXPECT_EQ(c->root, status)
+			TH_LOG("%s as root: %s, want %s", c->what,
+			       strerror(status), strerror(c->root));
+	}
+	munmap(shared, sizeof(priv_cases));
+}
+
+/*
+ * A loop that stays in its own section, so that a sample's IP can be
+ * told to be in it: __start_/__stop_ptsim_loop_text bound it.
+ * ptsim_user_loop(fd, n) enables the group of @fd (if >= 0), spins @n
+ * times and disables the group, with syscall instructions of its own,
+ * so that a sample taken while the task is in one of those calls has
+ * its user IP in the section as well.  Returns the first call's error
+ * (a negative errno), or 0.  In assembly, so that the compiler moves
+ * nothing out of the section.
+ */
+extern const char __start_ptsim_loop_text[], __stop_ptsim_loop_text[];
+
+#ifdef __x86_64__
+#define HAVE_USER_LOOP	1
+long ptsim_user_loop(int fd, unsigned long n);
+
+static_assert(SYS_ioctl == 16, "ptsim_user_loop's ioctl number");
+static_assert(PERF_EVENT_IOC_ENABLE == 0x2400 &&
+	      PERF_EVENT_IOC_DISABLE == 0x2401 && PERF_IOC_FLAG_GROUP == 1,
+	      "ptsim_user_loop's ioctl requests");
+
+asm(".pushsection ptsim_loop_text, \"ax\", @progbits\n"
+	".globl ptsim_user_loop\n"
+	".type ptsim_user_loop, @function\n"
+	"ptsim_user_loop:\n"
+	"	mov %rsi, %r8\n"		/* n */
+	"	mov %edi, %r9d\n"		/* fd */
+	"	xor %eax, %eax\n"
+	"	test %r9d, %r9d\n"
+	"	js 2f\n"
+	"	mov $16, %eax\n"		/* ioctl(fd, ENABLE, GROUP) */
+	"	mov $0x2400, %esi\n"
+	"	mov $1, %edx\n"
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 4f\n"
+	"2:	test %r8, %r8\n"
+	"	jz 3f\n"
+	"1:	dec %r8\n"
+	"	jnz 1b\n"
+	"3:	xor %eax, %eax\n"
+	"	test %r9d, %r9d\n"
+	"	js 4f\n"
+	"	mov $16, %eax\n"		/* ioctl(fd, DISABLE, GROUP) */
+	"	mov %r9d, %edi\n"
+	"	mov $0x2401, %esi\n"
+	"	mov $1, %edx\n"
+	"	syscall\n"
+	"4:	ret\n"
+	".size ptsim_user_loop, . - ptsim_user_loop\n"
+	".popsection\n");
+#else
+#define HAVE_USER_LOOP	0
+static long ptsim_user_loop(int fd, unsigned long n)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* Iterations of ptsim_user_loop() that take about @ms. */
+static unsigned long loop_for_ms(int ms)
+{
+	unsigned long n = 1000000;
+	double t0 = now_ms(), t;
+
+	ptsim_user_loop(-1, n);
+	t = now_ms() - t0;
+	return t > 0 ? (unsigned long)(n * (ms / t)) + 1 : n;
+}
+
+/*
+ * Samples of a ptsim_mark member carry where the workload was when the
+ * engine's tick came, as a hardware counter's carry where it overflowed:
+ * here a user loop, so every sample's IP is in it, flagged user.  Never
+ * ptsim's own code, in which the PMI's NMI (the default delivery) comes:
+ * an unprivileged event that excludes the kernel must not receive a
+ * kernel address.  By nobody at paranoid 2, a task's own group of ptsim
+ * (one record a 1 ms tick, no consumer needed) and a ptsim_mark member
+ * sampling PERF_SAMPLE_IP every tick, over 300 ms of the loop, which
+ * enables and disables the group itself.
+ */
+TEST_F(unpriv, mark_samples_user_ips)
+{
+	long psz = sysconf(_SC_PAGESIZE), data_pages = 8;
+	unsigned long samples = 0, outside = 0, kernel = 0, n;
+	struct perf_event_attr attr, mark;
+	struct perf_event_mmap_page *pg, *lpg;
+	__u64 head, pos, ip, first_bad = 0;
+	int fd, mfd;
+	void *aux;
+	char *data;
+
+	if (ptsim_missing(PTSIM_NEED_MARK_PMI))
+		SKIP(return, "%s", ptsim_missing(PTSIM_NEED_MARK_PMI));
+	if (!HAVE_USER_LOOP)
+		SKIP(return, "the loop's own syscalls are x86_64 only");
+	n = loop_for_ms(300);
+	ASSERT_EQ(0, become_nobody());
+
+	ptsim_attr(&attr, variant->config1 | PTSIM_CFG1_RATE(1) |
+		   PTSIM_CFG1_PERIOD(1000));
+	fd = perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, fd) TH_LOG("ptsim as nobody: %s", strerror(errno));
+	mark = mark_attr(1, false);
+	mark.sample_type = PERF_SAMPLE_IP;
+	mark.exclude_kernel = 1;
+	mfd = perf_open(&mark, 0, -1, fd);
+	ASSERT_LE(0, mfd) TH_LOG("ptsim_mark as nobody: %s", strerror(errno));
+	lpg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, lpg);
+	ASSERT_EQ(0, aux_map(fd, lpg, psz, 16, &aux));
+	pg = mmap(NULL, (1 + data_pages) * psz, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, mfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	ASSERT_EQ(0, ptsim_user_loop(fd, n));
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	data = (char *)pg + pg->data_offset;
+	for (pos = 0; pos + sizeof(struct perf_event_header) <= head;) {
+		struct perf_event_header *h =
+			(void *)(data + pos % pg->data_size);
+
+		if (!h->size)
+			break;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			memcpy(&ip, h + 1, sizeof(ip));
+			samples++;
+			if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
+			    PERF_RECORD_MISC_USER)
+				kernel++;
+			if (ip < (__u64)(unsigned long)__start_ptsim_loop_text ||
+			    ip >= (__u64)(unsigned long)__stop_ptsim_loop_text) {
+				if (!outside++)
+					first_bad = ip;
+			}
+		}
+		pos += h->size;
+	}
+	TH_LOG("samples=%lu not user=%lu outside the loop=%lu (first 0x%llx; loop 0x%lx..0x%lx)",
+	       samples, kernel, outside, (unsigned long long)first_bad,
+	       (unsigned long)__start_ptsim_loop_text,
+	       (unsigned long)__stop_ptsim_loop_text);
+	EXPECT_GE(samples, 10) TH_LOG("too few samples to tell");
+	EXPECT_EQ(0, kernel);
+	EXPECT_EQ(0, outside);
+	munmap(pg, (1 + data_pages) * psz);
+	munmap(aux, 16 * psz);
+	munmap(lpg, 2 * psz);
+	close(mfd);
+	close(fd);
+}
+
+/*
+ * A ptsim_mark member counts the ticks of its leader's engine, and
+ * nothing outside a ptsim group (ptsim.rst).  When the leader of a
+ * per-CPU group is closed, the perf core keeps the member on the CPU as
+ * a group of its own: it must not count the ticks of the next ptsim
+ * event on that CPU.  As root, on CPU 0: a group of ptsim and a counting
+ * ptsim_mark, which counts; the leader closed; a second ptsim event on
+ * CPU 0, which runs, while the member's count stays where it was.
+ */
+TEST_F(ptsim_mark, orphan_counts_nothing)
+{
+	struct perf_event_attr attr, mark = mark_attr(0, false);
+	__u64 c1 = 0, c2 = 0, c3 = 0, bytes = 0;
+	struct capture s, s2;
+	int fd, mfd, fd2;
+
+	if (geteuid())
+		SKIP(return, "needs root for per-CPU events");
+	ASSERT_EQ(0, pin_to(0));
+	ptsim_attr(&attr, PTSIM_CFG1_RATE(1) | PTSIM_CFG1_PERIOD(1000));
+	fd = perf_open(&attr, -1, 0, -1);
+	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU 0: %s", strerror(errno));
+	mfd = perf_open(&mark, -1, 0, fd);
+	ASSERT_LE(0, mfd) TH_LOG("ptsim_mark: %s", strerror(errno));
+	ASSERT_EQ(0, capture_map(&s, fd, attr.config1, 2, 16, false));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	burn(30);
+	ASSERT_EQ(sizeof(c1), read(mfd, &c1, sizeof(c1)));
+	EXPECT_GT(c1, 0) TH_LOG("the member counted nothing in its group");
+
+	/* The leader goes: the member stays on CPU 0, alone. */
+	capture_free(&s);
+	close(fd);
+	ASSERT_EQ(sizeof(c2), read(mfd, &c2, sizeof(c2)));
+
+	fd2 = perf_open(&attr, -1, 0, -1);
+	ASSERT_LE(0, fd2) TH_LOG("second ptsim on CPU 0: %s", strerror(errno));
+	ASSERT_EQ(0, capture_map(&s2, fd2, attr.config1, 2, 16, false));
+	ASSERT_EQ(0, ioctl(fd2, PERF_EVENT_IOC_ENABLE, 0));
+	burn(30);
+	ASSERT_EQ(0, ioctl(fd2, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(bytes), read(fd2, &bytes, sizeof(bytes)));
+	ASSERT_EQ(sizeof(c3), read(mfd, &c3, sizeof(c3)));
+	TH_LOG("member: %llu in its group, %llu when its leader closed",
+	       (unsigned long long)c1, (unsigned long long)c2);
+	TH_LOG("member: %llu after another event ran (%llu bytes)",
+	       (unsigned long long)c3, (unsigned long long)bytes);
+	EXPECT_GT(bytes, 0) TH_LOG("the second event did not run");
+	EXPECT_EQ(c2, c3) TH_LOG("the orphaned member counted another event's ticks");
+	capture_free(&s2);
+	close(fd2);
+	close(mfd);
 }
 
 TEST_HARNESS_MAIN
