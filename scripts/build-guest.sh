@@ -87,6 +87,8 @@ mv "$G/aux-decode" "$BUILD/host/aux-decode"
 mkdir -p "$G/modules"
 "${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/modules/aux_testmod_test" \
 	"$TOP/tests/modules/aux_testmod/aux_testmod_test.c" "${AUXLIB_SRCS[@]}"
+"${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -pthread -o "$G/modules/nmi_foreign_test" \
+	"$TOP/tests/modules/nmi_foreign/nmi_foreign_test.c" "${AUXLIB_SRCS[@]}"
 
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \

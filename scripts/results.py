@@ -79,7 +79,8 @@ SPLATS = [re.compile(p) for p in (
     r'general protection fault', r'Unable to handle kernel', r'KASAN: ',
     r'UBSAN: ', r'INFO: task .* blocked for more than',
     r'rcu: INFO: .*detected stall', r'self-detected stall',
-    r'INFO: trying to register non-static key', r'Call Trace:',
+    r'INFO: trying to register non-static key',
+    r'NMI received for unknown reason', r'Call Trace:',
 )]
 # "Call Trace:" alone is not a splat when a real header already counted;
 # it catches stack dumps (dump_stack) that have no header line at all.

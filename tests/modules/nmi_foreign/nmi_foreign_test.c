@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ptsim claims only the NMIs it sent.
+ *
+ * ptsim's PMI is an NMI it sends its own CPU (ptsim-nmi.c).  Another NMI
+ * that arrives on that CPU while ptsim sends one, at any point of the
+ * sending, must neither take ptsim's work nor leave ptsim's NMI unclaimed
+ * ("Uhhuh. NMI received for unknown reason", a panic with
+ * unknown_nmi_panic), and an NMI ptsim did not send must not be claimed
+ * by ptsim instead of its owner.  With nmi_foreign.ko, which sends CPU 1
+ * NMIs from CPU 0 as the kernel's own senders do (a flag and an
+ * NMI_LOCAL handler, tests/modules/nmi_foreign/nmi_foreign.c), the test
+ * runs ptsim's benchmark mode on CPU 1, one PMI per 64-byte transaction,
+ * in rounds of 100 ms with a new event each (an event whose NMI was taken
+ * by another handler has its PMIs handled in place from then on), until
+ * both kinds of NMI number 2000 at least (at most 60 s), while the module
+ * sends NMIs to CPU 1 without pause.  Then: thousands of
+ * PMIs went through ptsim's NMI handler, thousands of foreign NMIs were
+ * sent and claimed by their handler, and the kernel log has no unknown
+ * NMI (make check boots with unknown_nmi_panic=1, so that one would also
+ * end the boot).  The figures of ptsim's debugfs ptsim/nmi and
+ * ptsim/irqoff for CPU 1 are printed as diagnostics.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aux_sysfs.h"
+
+#define MOD	"nmi_foreign"
+#define DBG	"/sys/kernel/debug/" MOD
+#define MODDIR	"/tests/modules/"
+#define PTSIM_DBG	"/sys/kernel/debug/ptsim"
+#define UNKNOWN	"NMI received for unknown reason"
+#define CPU	1
+/* Rounds: at least MIN_ROUNDS, until MIN_EACH of both kinds, at most MAX_MS. */
+#define MIN_ROUNDS	10
+#define ROUND_MS	100
+#define MAX_MS		60000
+#define MIN_EACH	2000
+#define AUX_PAGES	64
+/* ptsim's config1 and config2: 64 transactions of 2^6 bytes per 100 us. */
+#define CONFIG1	((64ULL << 10) | (100ULL << 26))
+#define CONFIG2	6ULL
+
+static int failures, checks;
+
+static void check(bool ok, const char *what)
+{
+	printf("%s %d - %s\n", ok ? "ok" : "not ok", ++checks, what);
+	failures += !ok;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The value after @key on CPU @cpu's line of debugfs file @path, -1 if none. */
+static long cpu_field(const char *path, int cpu, const char *key)
+{
+	char line[512], want[16], *p;
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		p = strstr(line, key);
+		if (p && p[strlen(key)] == ' ')
+			v = strtol(p + strlen(key) + 1, NULL, 10);
+	}
+	fclose(f);
+	return v;
+}
+
+/* Lines of the kernel log that report an unknown NMI. */
+static int unknown_nmis(void)
+{
+	int size = klogctl(10, NULL, 0), n = 0, len;	/* SIZE_BUFFER */
+	char *buf, *p;
+
+	if (size <= 0)
+		return -1;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -1;
+	len = klogctl(3, buf, size);			/* READ_ALL */
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = 0;
+	for (p = buf; (p = strstr(p, UNKNOWN)); p++)
+		n++;
+	free(buf);
+	return n;
+}
+
+/* Foreign NMIs sent so far (nmi_foreign/counts), -1 if unknown. */
+static long long foreign_sent(void)
+{
+	FILE *f = fopen(DBG "/counts", "r");
+	long long sent = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "sent %lld", &sent) != 1)
+		sent = -1;
+	fclose(f);
+	return sent;
+}
+
+static bool sending;
+
+/* Foreign NMIs to CPU, in batches, until told to stop. */
+static void *send_nmis(void *arg)
+{
+	int fd = open(DBG "/run", O_WRONLY);
+	char cmd[32];
+
+	(void)arg;
+	if (fd < 0)
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "%d 200", CPU);
+	while (__atomic_load_n(&sending, __ATOMIC_RELAXED))
+		if (write(fd, cmd, strlen(cmd)) < 0)
+			break;
+	close(fd);
+	return NULL;
+}
+
+/* One round: a per-CPU benchmark event on CPU, its AUX area consumed. */
+static int one_round(int type, long psz)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = type,
+		.config1 = CONFIG1,
+		.config2 = CONFIG2,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	struct perf_event_mmap_page *pg;
+	double end;
+	void *aux;
+	int fd;
+
+	fd = syscall(SYS_perf_event_open, &attr, -1, CPU, -1, 0);
+	if (fd < 0)
+		return -errno;
+	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pg->aux_offset = 2 * psz;
+	pg->aux_size = AUX_PAGES * psz;
+	aux = mmap(NULL, AUX_PAGES * psz, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 2 * psz);
+	if (aux == MAP_FAILED) {
+		munmap(pg, 2 * psz);
+		close(fd);
+		return -ENOMEM;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	end = now_ms() + ROUND_MS;
+	while (now_ms() < end) {
+		__u64 head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
+
+		__atomic_store_n(&pg->aux_tail, head, __ATOMIC_RELEASE);
+		usleep(200);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	munmap(aux, AUX_PAGES * psz);
+	munmap(pg, 2 * psz);
+	close(fd);
+	return 0;
+}
+
+int main(void)
+{
+	long psz = sysconf(_SC_PAGESIZE), pmi0, late0, stray0, pmi, late, stray;
+	long long sent = -1, claimed = -1, unanswered = -1;
+	int type, mfd, r, err = 0, unknown0, unknown;
+	pthread_t sender;
+	double t0;
+	FILE *f;
+
+	printf("TAP version 13\n1..4\n");
+	type = auxc_pmu_type("ptsim");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || type < 0 ||
+	    access(PTSIM_DBG "/nmi", R_OK)) {
+		printf("1..0 # SKIP needs 2 CPUs and ptsim's NMI delivery (x86, debugfs)\n");
+		return 0;
+	}
+	mfd = open(MODDIR MOD ".ko", O_RDONLY);
+	if (mfd < 0 || syscall(SYS_finit_module, mfd, "", 0)) {
+		printf("Bail out! cannot load " MODDIR MOD ".ko: %s\n", strerror(errno));
+		return 1;
+	}
+	close(mfd);
+
+	unknown0 = unknown_nmis();
+	pmi0 = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi");
+	late0 = cpu_field(PTSIM_DBG "/nmi", CPU, "late");
+	stray0 = cpu_field(PTSIM_DBG "/nmi", CPU, "stray");
+	f = fopen(PTSIM_DBG "/irqoff", "w");
+	if (f) {
+		fputs("0\n", f);
+		fclose(f);
+	}
+	__atomic_store_n(&sending, true, __ATOMIC_RELAXED);
+	if (pthread_create(&sender, NULL, send_nmis, NULL)) {
+		printf("Bail out! pthread_create\n");
+		return 1;
+	}
+	t0 = now_ms();
+	for (r = 0; !err && now_ms() - t0 < MAX_MS; r++) {
+		if (r >= MIN_ROUNDS && foreign_sent() >= MIN_EACH &&
+		    cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0 >= MIN_EACH)
+			break;
+		err = one_round(type, psz);
+	}
+	__atomic_store_n(&sending, false, __ATOMIC_RELAXED);
+	pthread_join(sender, NULL);
+	if (err)
+		printf("# round %d: %s\n", r, strerror(-err));
+
+	pmi = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0;
+	late = cpu_field(PTSIM_DBG "/nmi", CPU, "late") - late0;
+	stray = cpu_field(PTSIM_DBG "/nmi", CPU, "stray") - stray0;
+	f = fopen(DBG "/counts", "r");
+	if (f) {
+		if (fscanf(f, "sent %lld claimed %lld unanswered %lld", &sent,
+			   &claimed, &unanswered) != 3)
+			sent = -1;
+		fclose(f);
+	}
+	unknown = unknown_nmis();
+	printf("# %d rounds in %.0f ms\n", r, now_ms() - t0);
+	printf("# cpu%d: ptsim PMIs in NMI %ld, late %ld, stray %ld\n",
+	       CPU, pmi, late, stray);
+	printf("# foreign NMIs sent %lld claimed %lld unanswered %lld\n",
+	       sent, claimed, unanswered);
+	printf("# unknown NMIs in the log: %d before, %d after\n", unknown0,
+	       unknown);
+	printf("# cpu%d interrupts off, longest (ns): tick %ld stop %ld flush %ld nmi_wait %ld\n",
+	       CPU, cpu_field(PTSIM_DBG "/irqoff", CPU, "tick"),
+	       cpu_field(PTSIM_DBG "/irqoff", CPU, "stop"),
+	       cpu_field(PTSIM_DBG "/irqoff", CPU, "flush"),
+	       cpu_field(PTSIM_DBG "/irqoff", CPU, "nmi_wait"));
+
+	check(!err && pmi >= 1000, "ptsim's PMIs went through its NMI handler, thousands of them");
+	check(sent >= 1000 && claimed >= sent - unanswered - 1,
+	      "thousands of foreign NMIs were sent, and claimed by their own handler");
+	check(unknown0 >= 0 && unknown == unknown0, "no NMI was reported for an unknown reason");
+	check(!syscall(SYS_delete_module, MOD, O_NONBLOCK), "the module unloads");
+	return failures ? 1 : 0;
+}
