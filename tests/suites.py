@@ -78,6 +78,9 @@ EVERY_CPU_RECORD = (
     "'i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done' & pids=\"$pids $!\"; done; "
     'for p in $pids; do wait $p || rc=1; done; exit $rc')
 NO_FAULTS = 'fail-nth and failslab need the debug kernel'
+# ptsim_fuzz's trace of its deterministic phases, compared between ours
+# and upstream (scripts/compare.py: the files under $AUXLAB_OUT/diff).
+FUZZ_TRACE = '-T "$AUXLAB_OUT/diff/ptsim_fuzz.trace"'
 # The stock kernel's ptsim is a module: 6.12 exports neither
 # perf_output_copy_aux() (AUX sampling) nor perf_event_overflow()
 # (ptsim_mark's PMI), and has no PERF_EVENT_IOC_FLUSH.
@@ -212,10 +215,10 @@ SUITES = [
     # fork and exit alone makes 6.12's scheduler warn "Dying CPU not
     # properly vacated!" now and then (tests/ROBUSTNESS.md).
     P('ptsim_fuzz', timeout=600, min=lambda args: len(args.split('-p ')[1].split()[0].split(',')), modes={
-        'check': {'args': '-p replay,again,limits,unpriv,threads,faults,nth'},
+        'check': {'args': f'-p replay,again,limits,unpriv,threads,faults,nth {FUZZ_TRACE}'},
         # make fuzz (scripts/fuzz.sh): the options /init takes from the
         # kernel command line (auxlab.seed=, .ops=, .threads=, .phases=)
-        'fuzz': {'args': '$AUXLAB_FUZZ_ARGS', 'timeout': 86400}},
+        'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
       skips=[('qemu,upstream', 'faults:?no?fault?injection*', 'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
              ('qemu,upstream', 'nth:?no?fault?injection*', 'phase "nth"')]),
     # Upstream's, with the series' fix "selftests/perf_events: Skip
