@@ -50,13 +50,14 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # The boot modes whose runs results.py checks against the manifest, and
 # the run labels (kernels) each one's minimum applies to: "*" the main
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
-# Debian's kernel (scripts/check.sh).
-MANIFEST_KERNELS = {'check': '*', 'stock': 'stock', 'smp8': '*@smp8'}
+# Debian's kernel, "*@kselftest" the runner's boot (scripts/check.sh).
+MANIFEST_KERNELS = {'check': '*', 'stock': 'stock', 'smp8': '*@smp8',
+                    'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
 INCLUDES = {'coverage': 'check'}
 HEADER = {'check': '# name timeout-seconds needs command'}
 MODES = ('check', 'stock', 'smp8', 'coverage', 'run', 'bench', 'bench-cpus',
-         'fuzz', 'profile', 'selftest', 'hotplug')
+         'fuzz', 'profile', 'selftest', 'hotplug', 'kselftest')
 
 # The demo (make run) and its check suite: aux-record with a per-CPU
 # ptsim event that holds data back, as trace hardware with a large
@@ -231,6 +232,18 @@ SUITES = [
     # the debug kernel under a loaded host it took 99 s.
     P('sigtrap_threads', harness=True, timeout=450),
     P('watermark_signal', harness=True),
+    # The perf_events programs as kernel CI runs them (the kselftest boot,
+    # scripts/check.sh): the tree "make -C tools/testing/selftests
+    # TARGETS=perf_events install" made, run by its run_kselftest.sh -c
+    # perf_events, each program with no arguments under the settings
+    # file's timeout, at perf_event_paranoid -1, with none of the
+    # harness's variables (scripts/guest/kselftest-run).  One result per
+    # program, "ok N selftests: perf_events: PROG": every one the guest
+    # has; a program's skips are its own (its TAP, "# "-prefixed).  The
+    # runner gives each program its settings timeout (120 s): 13 of them
+    # in a row.
+    S('kselftest/perf_events', 'kselftest-run -1', 1800, {'kselftest': {}},
+      min=lambda args: len(guest_programs())),
     # -- tools --
     # The benchmark's smoke run: every figure once, tiny; it passes if the
     # benchmark works, whatever the numbers (make bench measures).
