@@ -70,6 +70,14 @@ if [ "$variant" = stock ]; then
 fi
 [ -f "$kernel" ] || die "no kernel $kernel"
 [ -f "$initrd" ] || die "no initramfs $initrd"
+# The kselftest mode runs the installed selftests on their own root file
+# system (bash, dash, coreutils, glibc; scripts/build-guest.sh): a second
+# archive, unpacked over the first.
+if [ "$mode" = kselftest ]; then
+	[ -f "$BUILD/kselftest.cpio.gz" ] || die "no $BUILD/kselftest.cpio.gz; run scripts/initramfs.sh"
+	cat "$initrd" "$BUILD/kselftest.cpio.gz" >"$BUILD/initramfs-kselftest.cpio.gz"
+	initrd=$BUILD/initramfs-kselftest.cpio.gz
+fi
 
 # The test modules (tests/modules/*/, each with its kbuild Makefile) must
 # match the kernel they are loaded into: built here against this variant's

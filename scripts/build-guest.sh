@@ -48,6 +48,37 @@ make -s -C "$TREE/tools/testing/selftests/perf_events" OUTPUT="$G/perf_events" \
 rm -f "$G/alarm-x3.o"
 info "perf_events selftests: $(cd "$G/perf_events" && find . -maxdepth 1 -type f -perm -u+x -printf '%f ' )"
 
+# The same selftests as kernel CI installs them, for make check's
+# kselftest boot (scripts/guest/kselftest-run): "make -C
+# tools/testing/selftests TARGETS=perf_events install" with the qemu
+# kernel's objects as O= (what kselftest-install does: objects in
+# O/kselftest, the uapi headers of O/usr/include), built as CI builds
+# them (dynamic, the target's own flags), and the root file system they
+# run on: the installed tree in /kselftest, bash, dash as /bin/sh,
+# coreutils' timeout and stdbuf (the runner calls /usr/bin/timeout
+# --foreground, which busybox lacks), and every shared library these
+# load, from the host.  scripts/initramfs.sh packs it as an archive of
+# its own, which boot.sh appends for that boot only.
+K=$G/kselftest-root
+mkdir -p "$K"
+make -s -C "$TREE/tools/testing/selftests" O="$BUILD/obj/qemu" TARGETS=perf_events \
+	CC="${CC[*]}" KSFT_INSTALL_PATH="$K/kselftest" install >"$G/kselftest-install.log" 2>&1 ||
+	{ cat "$G/kselftest-install.log" >&2; die "make -C tools/testing/selftests TARGETS=perf_events install failed"; }
+grep -q '^perf_events:' "$K/kselftest/kselftest-list.txt" ||
+	die "the installed tree lists no perf_events program ($K/kselftest/kselftest-list.txt)"
+for f in /bin/bash /bin/dash /usr/bin/timeout /usr/bin/stdbuf /usr/libexec/coreutils/libstdbuf.so; do
+	[ -e "$f" ] || die "$f is missing (bash, dash and coreutils are needed for the kselftest root file system)"
+	install -D -m 0755 "$f" "$K$f"
+done
+ln -sfn dash "$K/bin/sh"
+# Their libraries, and the dynamic loader, at the paths ldd names.
+while read -r lib; do
+	[ -e "$K$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$K$lib"
+done < <(find "$K" -type f -perm -u+x -exec ldd {} + 2>/dev/null |
+	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(/ { print $1 }' | sort -u)
+[ -e "$K/lib64/ld-linux-x86-64.so.2" ] || die "no dynamic loader in $K (ldd found nothing to copy)"
+info "kselftest tree: $(grep -c '^perf_events:' "$K/kselftest/kselftest-list.txt") perf_events programs installed, root file system in $K"
+
 # The recorder and the decoder are the demo and the trace checker of every
 # test: a tree without them cannot pass, so their absence is an error.
 # tools/aux is built with its own Makefile, as a user builds it: the

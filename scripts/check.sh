@@ -133,6 +133,20 @@ for v in $SMP8_VARIANTS; do
 	perf_check "$l" "$rd"
 done
 
+# The perf_events selftests the way kernel CI runs them, once: the qemu
+# kernel (the cheapest; KUnit off) boots with the kselftest list, the
+# installed tree's run_kselftest.sh -c perf_events at perf_event_paranoid
+# -1 on a root file system with bash and coreutils
+# (scripts/guest/kselftest-run), run label "qemu@kselftest", judged by the
+# runner's TAP, one result per program.  Not compared: one kernel.
+if [[ " $VARIANTS " == *" qemu "* ]]; then
+	l=qemu@kselftest rd=$OUT/check-qemu-kselftest
+	rm -rf "$rd"
+	TIMEOUT=${TIMEOUT:-2100} APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" qemu kselftest "$rd" || true
+	runs+=("$l=$rd")
+	objdirs+=(--objdir "$l=$BUILD/obj/qemu")
+fi
+
 # perf_fuzzer's short run on each kernel, side by side: random, so its
 # figures differ between kernels and are not compared; its pass or fail
 # is in each run's TAP (scripts/guest/perf-fuzzer-run).  A fatal access

@@ -28,7 +28,8 @@
 #   PF_PCT       the share of perf_fuzzer's events drawn for ptsim and
 #                ptsim_mark, in percent (default 50)
 #   THREADS      threads of the "threads" phase (default 4)
-#   PHASES       phases to run, comma-separated (default all)
+#   PHASES       phases to run, comma-separated (default all, hotplug
+#                included)
 #   DURATION     seconds: the phases that are not replayed (threads,
 #                hotplug, faults, nth) run this long each instead of OPS
 #                operations (ptsim_fuzz -d); e.g. the 30-minute hotplug
@@ -59,7 +60,9 @@ case $seed$ops$pf_ops$pf_pct$secs in *[!0-9]*) die "fuzz: SEED, OPS, PF_OPS, PF_
 rundir=$OUT/fuzz-$v
 append="auxlab.seed=$seed auxlab.ops=$ops auxlab.pfops=$pf_ops auxlab.pfpct=$pf_pct"
 [ -n "${THREADS:-}" ] && append+=" auxlab.threads=$THREADS"
-[ -n "${PHASES:-}" ] && append+=" auxlab.phases=$PHASES"
+# Every phase by default, hotplug included (ptsim_fuzz runs it only when
+# -p names it).
+append+=" auxlab.phases=${PHASES:-replay,again,limits,unpriv,threads,hotplug,faults,nth}"
 [ "$secs" -gt 0 ] && append+=" auxlab.secs=$secs"
 case ",${PHASES:-hotplug}," in
 *,hotplug,*) [ "${FAIR_SERVER:-0}" = 1 ] || append+=" auxlab.fair_server=0" ;;

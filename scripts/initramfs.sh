@@ -3,7 +3,9 @@
 # Stage 4b: pack busybox-static, the guest programs and the suite lists into
 # $BUILD/initramfs.cpio.gz.  One image serves every mode; the kernel command
 # line (auxlab.mode=check|stock|smp8|coverage|run|bench|bench-cpus|fuzz|
-# profile|selftest) picks the list /init runs (tests/suites.py writes them).
+# profile|selftest|kselftest) picks the list /init runs (tests/suites.py
+# writes them).  The kselftest mode's root file system is a second archive,
+# $BUILD/kselftest.cpio.gz.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -42,7 +44,8 @@ cp "$G/aux-store-abi" "$R/tests/"
 install -m 0755 "$TOP/scripts/guest/perf-fuzzer-run" "$TOP/scripts/guest/kmemleak-scan" \
 	"$TOP/scripts/guest/kmemleak-scan-area" \
 	"$TOP/scripts/guest/gcov-collect" "$TOP/scripts/guest/ptsim-module-test" \
-	"$TOP/scripts/guest/pmu-config" "$TOP/scripts/guest/hotplug-loop" "$R/tests/"
+	"$TOP/scripts/guest/pmu-config" "$TOP/scripts/guest/hotplug-loop" \
+	"$TOP/scripts/guest/kselftest-run" "$R/tests/"
 
 # The lists, one per mode: tests/suites.py, from its table and the
 # perf_events programs of the built guest.
@@ -51,4 +54,9 @@ GUEST=$G python3 "$TOP/tests/suites.py" lists "$R/tests" ||
 
 (cd "$R" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |
 	gzip -1 >"$R.cpio.gz"
+# The kselftest boot's root file system (scripts/build-guest.sh): an
+# archive of its own, which boot.sh appends to this one in that mode.
+[ -d "$G/kselftest-root/kselftest" ] || die "no $G/kselftest-root; run scripts/build-guest.sh"
+(cd "$G/kselftest-root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |
+	gzip -1 >"$BUILD/kselftest.cpio.gz"
 info "initramfs: $(du -h "$R.cpio.gz" | cut -f1), $(grep -vc '^#' "$R/tests/check.list") check suites"

@@ -73,7 +73,7 @@ KTAP = re.compile(r'^(?P<ind>\s*)K?TAP version \d+')
 # last output line has no newline shares its line with the end marker.
 MARK = re.compile(r'HARNESS: (?:begin|end|skip|done)\b')
 # Programs that must print TAP: exiting 0 without a result is a failure.
-NEED_TAP = ('perf_events/*', 'aux-bench*', 'perf/test')
+NEED_TAP = ('perf_events/*', 'aux-bench*', 'perf/test', 'kselftest/*')
 SPLATS = [re.compile(p) for p in (
     r'\bBUG: ', r'^WARNING: ', r'kernel BUG at', r'\bOops\b', r'Kernel panic',
     r'general protection fault', r'Unable to handle kernel', r'KASAN: ',

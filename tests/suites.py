@@ -50,13 +50,14 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # The boot modes whose runs results.py checks against the manifest, and
 # the run labels (kernels) each one's minimum applies to: "*" the main
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
-# Debian's kernel (scripts/check.sh).
-MANIFEST_KERNELS = {'check': '*', 'stock': 'stock', 'smp8': '*@smp8'}
+# Debian's kernel, "*@kselftest" the runner's boot (scripts/check.sh).
+MANIFEST_KERNELS = {'check': '*', 'stock': 'stock', 'smp8': '*@smp8',
+                    'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
 INCLUDES = {'coverage': 'check'}
 HEADER = {'check': '# name timeout-seconds needs command'}
 MODES = ('check', 'stock', 'smp8', 'coverage', 'run', 'bench', 'bench-cpus',
-         'fuzz', 'profile', 'selftest', 'hotplug')
+         'fuzz', 'profile', 'selftest', 'hotplug', 'kselftest')
 
 # The demo (make run) and its check suite: aux-record with a per-CPU
 # ptsim event that holds data back, as trace hardware with a large
@@ -78,6 +79,9 @@ EVERY_CPU_RECORD = (
     "'i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done' & pids=\"$pids $!\"; done; "
     'for p in $pids; do wait $p || rc=1; done; exit $rc')
 NO_FAULTS = 'fail-nth and failslab need the debug kernel'
+# ptsim_fuzz's trace of its deterministic phases, compared between ours
+# and upstream (scripts/compare.py: the files under $AUXLAB_OUT/diff).
+FUZZ_TRACE = '-T "$AUXLAB_OUT/diff/ptsim_fuzz.trace"'
 # The stock kernel's ptsim is a module: 6.12 exports neither
 # perf_output_copy_aux() (AUX sampling) nor perf_event_overflow()
 # (ptsim_mark's PMI), and has no PERF_EVENT_IOC_FLUSH.
@@ -214,19 +218,34 @@ SUITES = [
     # fork and exit alone makes 6.12's scheduler warn "Dying CPU not
     # properly vacated!" now and then (tests/ROBUSTNESS.md).
     P('ptsim_fuzz', timeout=600, min=lambda args: len(args.split('-p ')[1].split()[0].split(',')), modes={
-        'check': {'args': '-p replay,again,limits,unpriv,threads,faults,nth'},
+        'check': {'args': f'-p replay,again,limits,unpriv,threads,faults,nth {FUZZ_TRACE}'},
         # make fuzz (scripts/fuzz.sh): the options /init takes from the
         # kernel command line (auxlab.seed=, .ops=, .threads=, .phases=)
-        'fuzz': {'args': '$AUXLAB_FUZZ_ARGS', 'timeout': 86400}},
+        'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
       skips=[('qemu,upstream', 'faults:?no?fault?injection*', 'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
              ('qemu,upstream', 'nth:?no?fault?injection*', 'phase "nth"')]),
-    P('remove_on_exec', harness=True, needs=(
-        '/sys/bus/event_source/devices/cpu', 'counts hardware instructions; TCG emulates no PMU')),
+    # Upstream's, with the series' fix "selftests/perf_events: Skip
+    # remove_on_exec without an instructions event": its fixture skips
+    # where no PMU counts instructions.
+    P('remove_on_exec', harness=True, skips=[
+        ('qemu,debug,upstream', 'remove_on_exec.*', 'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
     # the debug kernel under a loaded host it took 99 s.
     P('sigtrap_threads', harness=True, timeout=450),
     P('watermark_signal', harness=True),
+    # The perf_events programs as kernel CI runs them (the kselftest boot,
+    # scripts/check.sh): the tree "make -C tools/testing/selftests
+    # TARGETS=perf_events install" made, run by its run_kselftest.sh -c
+    # perf_events, each program with no arguments under the settings
+    # file's timeout, at perf_event_paranoid -1, with none of the
+    # harness's variables (scripts/guest/kselftest-run).  One result per
+    # program, "ok N selftests: perf_events: PROG": every one the guest
+    # has; a program's skips are its own (its TAP, "# "-prefixed).  The
+    # runner gives each program the settings file's timeout; on the qemu
+    # kernel all of them take about 70 s.
+    S('kselftest/perf_events', 'kselftest-run -1', 1800, {'kselftest': {}},
+      min=lambda args: len(guest_programs())),
     # -- tools --
     # The benchmark's smoke run: every figure once, tiny; it passes if the
     # benchmark works, whatever the numbers (make bench measures).

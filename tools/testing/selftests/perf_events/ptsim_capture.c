@@ -195,10 +195,13 @@ bool capture_poll(struct capture *s, int timeout_ms)
 	return woke;
 }
 
-/* Write the trace in aux-record's directory format for the host decoder. */
+/*
+ * Write the trace in aux-record's directory format, $PTSIM_TRACE_DIR/@name/,
+ * for tools/aux/aux-decode; nothing if PTSIM_TRACE_DIR is unset or empty.
+ */
 void capture_save(struct capture *s, const char *name)
 {
-	const char *root = getenv("AUXLAB_TRACE_DIR");
+	const char *root = getenv("PTSIM_TRACE_DIR");
 	char path[PATH_MAX];
 	FILE *f;
 	size_t i;

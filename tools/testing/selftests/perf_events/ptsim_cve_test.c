@@ -41,6 +41,7 @@ struct peer;
 struct cve {
 	long psz;
 	long mlock_kb;		/* perf_event_mlock_kb to put back */
+	long paranoid;		/* perf_event_paranoid to put back, or LONG_MIN */
 	struct acct base;
 	pid_t kids[2];
 	struct peer *peer;
@@ -51,6 +52,7 @@ static void cve_begin(struct __test_metadata *_metadata, struct cve *c,
 		      unsigned int needs)
 {
 	c->mlock_kb = -1;
+	c->paranoid = LONG_MIN;
 	c->kids[0] = 0;
 	c->kids[1] = 0;
 	c->peer = NULL;
@@ -95,6 +97,8 @@ static void cve_end(struct cve *c)
 		close(c->nfd);
 	if (c->mlock_kb >= 0)
 		write_long(MLOCK_SYSCTL, c->mlock_kb);
+	if (c->paranoid != LONG_MIN)
+		write_long(PARANOID_SYSCTL, c->paranoid);
 }
 
 FIXTURE(cve) { struct cve c; };
@@ -612,7 +616,9 @@ FIXTURE_VARIANT_ADD(aux_fail, enomem) { .aux_bytes = 1ULL << 32, .err = ENOMEM }
 
 /*
  * Over RLIMIT_MEMLOCK without CAP_IPC_LOCK: EPERM from the accounting,
- * after perf took its reference on the buffer.
+ * after perf took its reference on the buffer.  perf enforces the limit
+ * only when perf_is_paranoid(), i.e. at perf_event_paranoid 0 and above:
+ * at -1 the test sets 0 for the case (the fixture puts it back).
  */
 FIXTURE_VARIANT_ADD(aux_fail, eperm) {
 	.aux_pages = 16, .err = EPERM, .memlock = true,
@@ -640,6 +646,12 @@ TEST_F_TIMEOUT(aux_fail, mmap, 60)
 	fd = variant->dummy ? dummy_open() : open_on(0, -1);
 	ASSERT_LE(0, fd);
 	if (variant->memlock) {
+		self->c.paranoid = read_long(PARANOID_SYSCTL);
+		ASSERT_NE(LONG_MIN, self->c.paranoid);
+		if (self->c.paranoid >= 0)
+			self->c.paranoid = LONG_MIN;	/* nothing to put back */
+		else
+			ASSERT_EQ(0, write_long(PARANOID_SYSCTL, 0));
 		/* Room for the data area (5 pages), not for 16 AUX pages more. */
 		ASSERT_EQ(0, cap_drop(CAP_IPC_LOCK));
 		ASSERT_EQ(0, set_memlock(5 * psz));

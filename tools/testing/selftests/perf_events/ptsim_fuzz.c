@@ -15,7 +15,7 @@
  * that ptsim writes; fork() of children that wait, then exec or exit,
  * with events on them or inherited by them; close() in any order.
  *
- * Phases (-p, all by default), each on a fresh state, each followed by a
+ * Phases (-p, all but hotplug by default), each on a fresh state, each followed by a
  * leak check: everything is closed, unmapped and reaped, and then VmPin,
  * the user's perf_mlock, the open file descriptors, the mappings (all of
  * them, and the perf ones), and MemFree must be back where they were
@@ -29,13 +29,17 @@
  *   unpriv   one thread as nobody;
  *   threads  -t threads at once on one shared set of events and mappings;
  *   hotplug  the same, while one more thread takes CPUs other than CPU 0
- *            offline and brings them back (skipped without CPU hotplug);
+ *            offline and brings them back (skipped without CPU hotplug;
+ *            only when -p names it: CPU hotplug under fork and exit alone
+ *            makes 6.12's scheduler warn now and then);
  *   faults   one thread with failslab, fail_page_alloc and fail_usercopy
  *            firing at random inside its perf system calls;
  *   nth      one thread, each perf system call with its nth allocation or
  *            user copy failed (/proc/thread-self/fail-nth, n at random).
  * The last two need fault injection (the debug kernel) and are skipped
- * without it.
+ * without it.  limits and unpriv need perf_event_paranoid between 0 (perf
+ * enforces RLIMIT_MEMLOCK) and 2 (nobody may trace itself): outside it
+ * they set 2 for their run and put the old value back.
  *
  * -d SECONDS bounds the phases that are not replayed (threads, hotplug,
  * faults, nth) by time instead of -n: their workers stop when the phase
@@ -43,11 +47,11 @@
  * replay, again, limits and unpriv stay bounded by -n: their traces are
  * compared.
  *
- * Same seed, single thread: the same sequence of operations.  The phases
- * replay, limits and unpriv write one line per operation, its arguments
- * and its result (no addresses, descriptors, pids or times) to
- * $AUXLAB_OUT/diff/ptsim_fuzz.trace (or -T FILE), so that two kernels
- * can be compared.
+ * Same seed, single thread: the same sequence of operations.  With -T
+ * FILE, the phases replay, limits and unpriv write one line per
+ * operation, its arguments and its result (no addresses, descriptors,
+ * pids or times) to FILE, so that two kernels can be compared; without
+ * it (or with -T none) nothing is written.
  *
  * Output: TAP, an errno histogram per operation, and the summary line
  *   # ptsim_fuzz: seed=S ops=N injections=N leaks=N
@@ -1660,6 +1664,7 @@ struct phase {
 	long mlock_kb;		/* perf_event_mlock_kb for it, or -1 */
 	uid_t uid;		/* ... as this user (0: root) */
 	bool hotplug;		/* CPUs go offline and back meanwhile */
+	bool named_only;	/* run only when -p names it */
 };
 
 static const struct phase phases[] = {
@@ -1668,7 +1673,7 @@ static const struct phase phases[] = {
 	{ "limits", 1, FI_NONE, true, true, true, 64 * 1024, 8, 0 },
 	{ "unpriv", 1, FI_NONE, true, true, false, 0, -1, NOBODY },
 	{ "threads", 0, FI_NONE, false },
-	{ "hotplug", 0, FI_NONE, false, .hotplug = true },
+	{ "hotplug", 0, FI_NONE, false, .hotplug = true, .named_only = true },
 	{ "faults", 1, FI_PROB, false },
 	{ "nth", 1, FI_NTH, false },
 };
@@ -1893,20 +1898,42 @@ static void print_histogram(struct stats *st)
 
 static FILE *open_trace(const char *path)
 {
-	char buf[PATH_MAX];
-	const char *out = getenv("AUXLAB_OUT");
+	FILE *f;
 
-	if (path && !strcmp(path, "none"))
+	if (!path || !strcmp(path, "none"))
 		return NULL;
-	if (!path) {
-		if (!out || !*out)
-			return NULL;
-		snprintf(buf, sizeof(buf), "%s/diff", out);
-		mkdir(buf, 0755);
-		snprintf(buf, sizeof(buf), "%s/diff/ptsim_fuzz.trace", out);
-		path = buf;
-	}
-	return fopen(path, "w");
+	f = fopen(path, "w");
+	if (!f)
+		ksft_exit_fail_msg("-T %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+static bool phase_selected(const struct phase *ph, const char *names)
+{
+	return names ? !!strstr(names, ph->name) : !ph->named_only;
+}
+
+/*
+ * A phase in a child with limits or as another user (limits, unpriv)
+ * needs perf_event_paranoid in 0..2: perf enforces RLIMIT_MEMLOCK only
+ * from 0, and lets nobody trace itself only up to 2.  Sets 2 if it is
+ * outside; returns the value to put back, or LONG_MIN.
+ */
+static long phase_paranoid(const struct phase *ph)
+{
+	long old;
+
+	if (!ph->child)
+		return LONG_MIN;
+	old = read_long(PARANOID_SYSCTL);
+	if (old == LONG_MIN || (old >= 0 && old <= 2))
+		return LONG_MIN;
+	ksft_print_msg("%s: perf_event_paranoid %ld -> 2 for the phase\n",
+		       ph->name, old);
+	if (write_long(PARANOID_SYSCTL, 2))
+		ksft_exit_fail_msg("cannot set perf_event_paranoid: %s\n",
+				   strerror(errno));
+	return old;
 }
 
 static void print_help(void)
@@ -1914,7 +1941,8 @@ static void print_help(void)
 	fprintf(stderr,
 		"usage: ptsim_fuzz [-s seed] [-n ops-per-phase] [-t threads]\n"
 		"                  [-p phase,...] [-d seconds] [-T trace|none] [-v]\n"
-		"phases: replay again limits unpriv threads hotplug faults nth\n");
+		"phases: replay again limits unpriv threads hotplug faults nth\n"
+		"        (all but hotplug by default)\n");
 	exit(KSFT_FAIL);
 }
 
@@ -1982,7 +2010,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	for (i = 0; i < ARRAY_SIZE(phases); i++)
-		if (!o.phases || strstr(o.phases, phases[i].name))
+		if (phase_selected(&phases[i], o.phases))
 			nph++;
 	ksft_print_header();
 	ksft_set_plan(nph);
@@ -2007,10 +2035,10 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < ARRAY_SIZE(phases); i++) {
 		const struct phase *ph = &phases[i];
-		long ops0 = st->ops, leaks, inj;
+		long ops0 = st->ops, leaks, inj, paranoid;
 		int k = !strcmp(ph->name, "again");
 
-		if (o.phases && !strstr(o.phases, ph->name))
+		if (!phase_selected(ph, o.phases))
 			continue;
 		why = ptsim_missing((ph->mode != FI_NONE ? PTSIM_NEED_FAULTS : 0) |
 				    (ph->hotplug ? PTSIM_NEED_HOTPLUG : 0));
@@ -2019,8 +2047,11 @@ int main(int argc, char **argv)
 			continue;
 		}
 		/* Each phase its own sequence; "again" repeats "replay". */
+		paranoid = phase_paranoid(ph);
 		leaks = run_phase(ph, &o, o.seed * 1000003 + (k ? 0 : i), st,
 				  ph->traced ? trace : NULL, &mem[k], &mlen[k], &inj);
+		if (paranoid != LONG_MIN)
+			write_long(PARANOID_SYSCTL, paranoid);
 		total_inj += inj;
 		if (leaks < 0) {
 			ksft_test_result_fail("%s: could not set up\n", ph->name);

@@ -10,10 +10,11 @@
  * its .c file and included only here, after the headers they need.
  *
  * The trace check understands exactly the packets ptsim writes.  It is
- * deliberately independent of libipt, which is not available in the test
- * guest; every trace a test produces is also written under
- * $AUXLAB_TRACE_DIR (when set) in aux-record's format, so the host decodes
- * it with libipt as well.
+ * deliberately independent of libipt, which a minimal test system may
+ * lack.  With PTSIM_TRACE_DIR set in the environment, every trace a test
+ * produces is also written in aux-record's format to a directory of its
+ * own under that directory, so that tools/aux/aux-decode can check it with
+ * libipt on another machine; unset or empty, nothing is written.
  */
 #ifndef PTSIM_LIB_H
 #define PTSIM_LIB_H
