@@ -279,7 +279,12 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 			usleep(20 * 1000);
 		flush_and_check(_metadata, &s, fd, 0, fd);
 	}
-	pt_check_trace(&s, &w, 0);
+	/*
+	 * Stopped at once: the FIFO grows by 1 KiB a tick and is full after
+	 * four seconds, which a check of the whole trace and the burner's
+	 * end took on a debug kernel under a loaded host (gaps at the stop).
+	 */
+	stop_and_account(_metadata, &s, fd, &w);
 	TH_LOG("%d flushes: enables=%lu pge=%lu pgd=%lu", rounds, w.enables,
 	       w.pge, w.pgd);
 	/*
@@ -289,8 +294,6 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	EXPECT_GE(w.enables, noflush ? rounds : 0);
 	EXPECT_LE(w.enables, noflush ? rounds + 1 : 1);
 	EXPECT_TRUE(stop_burner(pid));
-
-	stop_and_account(_metadata, &s, fd, &w);
 	snprintf(trace, sizeof(trace), "flush_%s_%s", name, tag);
 	capture_save(&s, trace);
 	close(fd);
