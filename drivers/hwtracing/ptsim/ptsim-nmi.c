@@ -129,6 +129,8 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 
 	c->pmi_regs = get_irq_regs();
 	c->pmi_sent = local_clock();
+	/* What the handler reads before the reasons it finds them by. */
+	barrier();
 	WRITE_ONCE(c->pmi, why);
 	WRITE_ONCE(st->sent, st->sent + 1);
 	/* The reasons are posted before the NMI can look for them. */
