@@ -51,7 +51,6 @@
 #include <linux/seq_file.h>
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
-#include <asm/nmi.h>
 
 #include "ptsim.h"
 

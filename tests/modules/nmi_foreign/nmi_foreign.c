@@ -9,8 +9,8 @@
  * NMI_LOCAL handler that claims an NMI on the target CPU while the flag
  * is up and lowers it.  A kthread on another CPU sends them one after the
  * other, each after the previous one was claimed (or 1 s went by), with
- * a random pause of up to 20 us in between, so that they land at every
- * point of ptsim's own sending.
+ * a pause of 1 to 1.1 ms in between, so that they land at every point of
+ * ptsim's own sending.
  *
  * debugfs nmi_foreign/run: writing "<target cpu> <count>" sends count
  * NMIs to the target from a CPU other than it, and returns when they are
@@ -78,8 +78,16 @@ static int nmi_foreign_thread(void *arg)
 			}
 			cpu_relax();
 		}
-		udelay(get_random_u32_below(20));
-		cond_resched();
+		/*
+		 * A millisecond before the next: an NMI of ptsim's that came
+		 * while the flag was up took it, so this one is still on its
+		 * way, and must land (and find ptsim's reasons, or its
+		 * credit) before the flag goes up again, as with the
+		 * kernel's senders, which send once and wait.  Without the
+		 * pause the off-by-one carried on from NMI to NMI and the
+		 * last one came long after any credit.
+		 */
+		usleep_range(1000, 1000 + get_random_u32_below(100));
 	}
 	complete(&run->done);
 	return 0;
