@@ -26,8 +26,9 @@ own decoder for a second opinion:
                       perf's defaults, the full decoder, which walks the
                       traced program's code (from the initramfs, --symfs)
                       along the trace: no trace error but OVF, and the
-                      report's top task (but the idle one) is the
-                      workload, in its own code.
+                      report's top task (but the idle one, and perf
+                      record in a system-wide case) is the workload, in
+                      its own code.
 
 The raw cases record ptsim_large, a PMU perf has no module for, through
 perf's raw AUX path (tools/perf/Documentation/perf-raw-aux.txt): perf
@@ -72,6 +73,9 @@ TRACE_ERRORS = re.compile(r'(\d+) instruction trace errors')
 # The workload of a case: its comm, and the DSOs of its own code.
 WORKLOAD = {'demo': ('sh', ('busybox',))}
 SPIN = ('perf-spin', ('perf-spin', '[vdso]'))
+# The cases recorded system wide (-a), where ptsim traces every task,
+# perf record itself among them (see top_task()).
+SYSTEM_WIDE = {'cpu'}
 AUXTRACE = re.compile(r'PERF_RECORD_AUXTRACE size: (?P<size>0x[0-9a-f]+|0) .*cpu: (?P<cpu>-?\d+)')
 
 
@@ -369,16 +373,19 @@ def case_info(d):
     return info
 
 
-def top_task(entries, comm, dsos):
+def top_task(entries, comm, dsos, ignore=('swapper',)):
     """The task with the most of perf report --sort comm,dso's ENTRIES
-    (['34.06%', COMM, DSO], ...) but the idle one (swapper), and each
-    task's share: its lines summed, the workload's (COMM) only those in
-    its own code (DSOS: its binary and the vDSO, two lines).  On the
-    debug kernel perf itself, copying the AUX areas out, has more than
-    either of the workload's lines alone."""
+    (['34.06%', COMM, DSO], ...) but those in IGNORE, and each task's
+    share: its lines summed, the workload's (COMM) only those in its own
+    code (DSOS: its binary and the vDSO, two lines).  IGNORE is the idle
+    task (swapper), and in a system-wide case perf record too: there
+    ptsim traces perf, which on the debug kernel under TCG needs about a
+    CPU of its own to copy the AUX areas out (its read loop never gets to
+    poll), so that which of it and the workload has more is the
+    scheduler's choice, not the trace's."""
     share = collections.Counter()
     for t in entries:
-        if len(t) >= 3 and t[1] != 'swapper' and (t[1] != comm or t[2] in dsos):
+        if len(t) >= 3 and t[1] not in ignore and (t[1] != comm or t[2] in dsos):
             share[t[1]] += float(t[0].rstrip('%'))
     return (share.most_common(1)[0][0] if share else None), share
 
@@ -397,11 +404,13 @@ def check_full_decode(tap, name, perf, data, symfs):
     # An idle CPU's ticks find no user IP and leave the trace at the last
     # one, so perf gives the idle task (swapper) the data records ptsim
     # writes there, at an IP it cannot resolve ([unknown]): with -a on 8
-    # CPUs, most of the report.  Ranked without it.
-    top, share = top_task(full['top'], comm, dsos)
+    # CPUs, most of the report.  Ranked without it, and without perf
+    # record in a system-wide case (top_task()).
+    ignore = ('swapper', 'perf') if name in SYSTEM_WIDE else ('swapper',)
+    top, share = top_task(full['top'], comm, dsos, ignore)
     tap.note(f'{name}: perf report --sort comm,dso: ' + '; '.join(' '.join(t) for t in full['top']))
     tap.check(top == comm,
-              f'{name}: perf report\'s top task but the idle one is the workload, in its own code',
+              f'{name}: perf report\'s top task but {" and ".join(ignore)} is the workload, in its own code',
               f'top entries {full["top"]}, shares {dict(share)}, wanted {comm} in {dsos}')
     return full
 

@@ -110,3 +110,15 @@ class TopTask(Case):
         top = [['60.00%', 'swapper', '[unknown]'], ['20.00%', 'perf', 'perf'],
                ['15.00%', 'perf-spin', 'perf-spin'], ['4.00%', 'perf-spin', 'libc.so']]
         self.assertEqual(pc.top_task(top, *pc.SPIN)[0], 'perf')
+
+    def test_system_wide_ranks_without_perf(self):
+        """perf: system wide, perf record above the workload is left out (debug kernel, CI)"""
+        top = [['44.10%', 'perf', 'perf'], ['18.69%', 'swapper', '[unknown]'],
+               ['16.94%', 'perf-spin', 'perf-spin'], ['10.23%', 'perf-spin', '[vdso]']]
+        self.assertEqual(pc.top_task(top, *pc.SPIN, ('swapper', 'perf'))[0], 'perf-spin')
+
+    def test_system_wide_other_task_on_top_fails(self):
+        """perf: system wide, another task above the workload's own code is not the workload"""
+        top = [['44.10%', 'perf', 'perf'], ['30.00%', 'kworker/0:1', '[unknown]'],
+               ['16.94%', 'perf-spin', 'perf-spin'], ['8.00%', 'perf-spin', '[unknown]']]
+        self.assertEqual(pc.top_task(top, *pc.SPIN, ('swapper', 'perf'))[0], 'kworker/0:1')
