@@ -12,34 +12,42 @@
  * and aux_pause/aux_resume run in NMI too.
  *
  * Which NMIs are ours.  An NMI sent by IPI leaves no trace in the
- * hardware, so the handler cannot tell it from another; and reasons
- * posted before the send can be found by any NMI that comes in between,
- * while reasons posted after it can be too late for ours.  So ptsim does
- * not claim in the first round: its handler is an NMI_UNKNOWN one, which
- * default_do_nmi() calls only for an NMI that no NMI_LOCAL handler (perf,
- * the watchdog, the backtrace IPI, ...) claimed and whose NMI reason
- * port showed nothing.  So ptsim never takes an NMI that has an owner,
- * nor skips the platform's own NMI handling.  In that round it claims
- * the NMI if it finds posted reasons (ours, or, if an unknown NMI came
- * just before ours, that one: the count of unknown NMIs stays right, as
- * ours then finds nothing and is reported in its place).
+ * hardware, so the handler cannot tell it from another: an NMI of ours
+ * may be claimed by another handler (the AMD PMU driver claims unknown
+ * NMIs for a while after its own; a sender that raises a flag before its
+ * IPI claims whatever NMI comes while the flag is up), and that sender's
+ * own NMI then comes with no owner.  So ptsim does not claim in the first
+ * round: its handler is an NMI_UNKNOWN one, which default_do_nmi() calls
+ * only for an NMI that no NMI_LOCAL handler (perf, the watchdog, the
+ * backtrace IPI, ...) claimed and whose NMI reason port showed nothing.
+ * So ptsim never takes an NMI that has an owner, nor skips the platform's
+ * own NMI handling.  In that round it claims by count, not by content:
+ * each NMI it sends is one claim owed (ptsim_nmi_owed), and the handler
+ * claims an NMI while a claim is owed, then one fewer.  So ptsim claims
+ * as many NMIs as it sent, whichever of them are its own: one that
+ * another handler took leaves its claim to the NMI it took the place of,
+ * and an NMI of nobody's beyond those is reported as unknown, as it
+ * should be.  Claims owed lapse PTSIM_NMI_GRACE_NS after the last send
+ * (an NMI lost by merging into another never comes), and are at most
+ * PTSIM_NMI_MAX_OWED, so that lost ones cannot pile up into a cover for
+ * a real unknown NMI.
  *
- * An NMI of ours that another handler claimed (AMD's PMU driver claims
- * unknown NMIs for a while after its own), or that merged with another
- * or was swallowed as a back-to-back one, never reaches us: the tick
- * stops waiting after PTSIM_NMI_WAIT_NS, takes its reasons back and
- * handles them in place, and the event's PMIs are handled in place from
- * then on (ptsim_event.nmi_late), so that a platform that loses or
- * delays self-NMIs costs one such wait per event.  Should the NMI still
- * come after that, within PTSIM_NMI_GRACE_NS, the handler claims it once
- * (counted as "stray"), rather than have it reported as unknown.
+ * The reasons the tick posted are another matter: whichever unowned NMI
+ * comes first while they are posted handles them (ours, or the one whose
+ * place ours took), claimed or not.  If none has come by
+ * PTSIM_NMI_WAIT_NS, the tick takes its reasons back and handles them in
+ * place, and the event's PMIs are handled in place from then on
+ * (ptsim_event.nmi_late), so that a platform that loses or delays
+ * self-NMIs costs one such wait per event; the claim stays owed for the
+ * NMI that may still come.
  *
  * debugfs ptsim/nmi has a line per CPU:
  *   "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n> stray <n>"
  * sent: NMIs raised; handled: NMIs the handler found reasons in; pmi and
  * mark: those reasons handled in NMI; late: PMIs the engine took back
  * and handled in place because their NMI had not come within
- * PTSIM_NMI_WAIT_NS; stray: NMIs claimed after a late PMI.
+ * PTSIM_NMI_WAIT_NS; stray: NMIs claimed that found no reasons (the NMI
+ * of a late PMI, or one whose place an NMI of ours took).
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -51,6 +59,7 @@
 #include <linux/seq_file.h>
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
+#include <asm/local.h>
 
 #include "ptsim.h"
 
@@ -61,8 +70,13 @@
  * that never comes.
  */
 #define PTSIM_NMI_WAIT_NS	(20 * NSEC_PER_USEC)
-/* How long after a PMI was taken back its NMI may still be claimed. */
+/* How long after the last NMI sent the claims owed for it lapse. */
 #define PTSIM_NMI_GRACE_NS	(10 * NSEC_PER_MSEC)
+/*
+ * The most claims owed at once: one for the NMI in flight, more for those
+ * of PMIs taken back that may still come.
+ */
+#define PTSIM_NMI_MAX_OWED	4
 
 struct ptsim_nmi_stats {
 	u64	sent;
@@ -74,43 +88,56 @@ struct ptsim_nmi_stats {
 };
 
 static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
-/* local_clock() when this CPU last took a PMI back; 0: none to claim. */
-static DEFINE_PER_CPU(u64, ptsim_nmi_owed);
+/*
+ * NMIs this CPU sent itself and not yet claimed (see the top), and the
+ * local_clock() of the last send.  Raised by the tick, with interrupts
+ * off but not NMIs, so with local_inc(); lowered only in NMI, which
+ * nothing on this CPU interrupts.
+ */
+static DEFINE_PER_CPU(local_t, ptsim_nmi_owed);
+static DEFINE_PER_CPU(u64, ptsim_nmi_last_sent);
 static bool ptsim_nmi_registered;
 
 /*
  * An NMI nobody else claimed (see the top).  The reasons are taken with
- * xchg(): if the tick has taken them back first, there is nothing to do.
- * A handler that finds them runs while the tick that posted them waits
- * (NMIs nest into the code they interrupt), so the transaction is in the
- * state the tick left it in, and the tick goes on only once we return.
- * The sample registers are those the tick interrupted, the workload's,
- * not this NMI's, which are the tick's own.
+ * xchg(): if the tick has taken them back first, there is nothing to
+ * handle.  A handler that finds them runs while the tick that posted them
+ * waits (NMIs nest into the code they interrupt), so the transaction is
+ * in the state the tick left it in, and the tick goes on only once we
+ * return.  The sample registers are those the tick interrupted, the
+ * workload's, not this NMI's, which are the tick's own.  Whether the NMI
+ * is claimed depends only on the claims owed.
  */
 static int ptsim_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
+	local_t *owed = this_cpu_ptr(&ptsim_nmi_owed);
 	unsigned int why = xchg(&c->pmi, 0);
-	u64 owed;
+	bool claim = false;
 
-	if (!why) {
-		owed = __this_cpu_read(ptsim_nmi_owed);
-		if (!owed || local_clock() - owed > PTSIM_NMI_GRACE_NS)
-			return NMI_DONE;
-		__this_cpu_write(ptsim_nmi_owed, 0);
-		WRITE_ONCE(st->stray, st->stray + 1);
-		return NMI_HANDLED;
+	if (local_read(owed) > 0) {
+		if (local_clock() - __this_cpu_read(ptsim_nmi_last_sent) <=
+		    PTSIM_NMI_GRACE_NS) {
+			local_dec(owed);
+			claim = true;
+		} else {
+			local_set(owed, 0);
+		}
 	}
 
-	ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
-	WRITE_ONCE(st->handled, st->handled + 1);
-	if (why & PTSIM_PMI_MARK)
-		WRITE_ONCE(st->mark, st->mark + 1);
-	if (why & (PTSIM_PMI_INT | PTSIM_PMI_FULL))
-		WRITE_ONCE(st->pmi, st->pmi + 1);
-	ptsim_pmi_handle(c, why, c->pmi_regs);
-	return NMI_HANDLED;
+	if (why) {
+		ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
+		WRITE_ONCE(st->handled, st->handled + 1);
+		if (why & PTSIM_PMI_MARK)
+			WRITE_ONCE(st->mark, st->mark + 1);
+		if (why & (PTSIM_PMI_INT | PTSIM_PMI_FULL))
+			WRITE_ONCE(st->pmi, st->pmi + 1);
+		ptsim_pmi_handle(c, why, c->pmi_regs);
+	} else if (claim) {
+		WRITE_ONCE(st->stray, st->stray + 1);
+	}
+	return claim ? NMI_HANDLED : NMI_DONE;
 }
 
 /*
@@ -128,6 +155,9 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 
 	c->pmi_regs = get_irq_regs();
 	c->pmi_sent = local_clock();
+	__this_cpu_write(ptsim_nmi_last_sent, c->pmi_sent);
+	if (local_read(this_cpu_ptr(&ptsim_nmi_owed)) < PTSIM_NMI_MAX_OWED)
+		local_inc(this_cpu_ptr(&ptsim_nmi_owed));
 	/* What the handler reads before the reasons it finds them by. */
 	barrier();
 	WRITE_ONCE(c->pmi, why);
@@ -145,7 +175,6 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 		if (!why)
 			break;
 		WRITE_ONCE(st->late, st->late + 1);
-		__this_cpu_write(ptsim_nmi_owed, local_clock() ?: 1);
 		ev->nmi_late = true;
 		c->hooks[PTSIM_HOOK_DELIVERY] = &ptsim_irq_hooks;
 		ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);

@@ -13,8 +13,8 @@
  * runs ptsim's benchmark mode on CPU 1, one PMI per 64-byte transaction,
  * in rounds of 100 ms with a new event each (an event whose NMI was taken
  * by another handler has its PMIs handled in place from then on), until
- * both kinds of NMI number 2000 at least (at most 60 s), while the module
- * sends NMIs to CPU 1 without pause.  Then: thousands of
+ * both kinds of NMI number 4000 at least (at most 60 s), while the module
+ * sends NMIs to CPU 1 one after the other.  Then: thousands of
  * PMIs went through ptsim's NMI handler, thousands of foreign NMIs were
  * sent and claimed by their handler, and the kernel log has no unknown
  * NMI (make check boots with unknown_nmi_panic=1, so that one would also
@@ -49,7 +49,7 @@
 #define MIN_ROUNDS	10
 #define ROUND_MS	100
 #define MAX_MS		60000
-#define MIN_EACH	2000
+#define MIN_EACH	4000
 #define AUX_PAGES	64
 /* ptsim's config1 and config2: 64 transactions of 2^6 bytes per 100 us. */
 #define CONFIG1	((64ULL << 10) | (100ULL << 26))
