@@ -148,11 +148,6 @@ static int ptsim_bench_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-static int ptsim_bench_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, ptsim_bench_show, NULL);
-}
-
 /* Any write resets the figures of every CPU. */
 static ssize_t ptsim_bench_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
@@ -173,14 +168,7 @@ static ssize_t ptsim_bench_write(struct file *file, const char __user *ubuf,
 	return count;
 }
 
-static const struct file_operations ptsim_bench_fops = {
-	.owner		= THIS_MODULE,
-	.open		= ptsim_bench_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-	.write		= ptsim_bench_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(ptsim_bench);
 
 void __init ptsim_bench_debugfs_init(struct dentry *dir)
 {

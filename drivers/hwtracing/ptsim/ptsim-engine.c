@@ -675,11 +675,6 @@ static int ptsim_irqoff_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-static int ptsim_irqoff_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, ptsim_irqoff_show, NULL);
-}
-
 /* Any write resets the figures of every CPU. */
 static ssize_t ptsim_irqoff_write(struct file *file, const char __user *ubuf,
 				  size_t count, loff_t *ppos)
@@ -692,14 +687,7 @@ static ssize_t ptsim_irqoff_write(struct file *file, const char __user *ubuf,
 	return count;
 }
 
-static const struct file_operations ptsim_irqoff_fops = {
-	.owner		= THIS_MODULE,
-	.open		= ptsim_irqoff_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-	.write		= ptsim_irqoff_write,
-};
+DEFINE_SHOW_STORE_ATTRIBUTE(ptsim_irqoff);
 
 void __init ptsim_irqoff_debugfs_init(struct dentry *dir)
 {

@@ -35,10 +35,10 @@
 #include <unistd.h>
 
 #include "aux_sysfs.h"
+#include "../modtest.h"
 
 #define MOD	"aux_testmod"
 #define DBG	"/sys/kernel/debug/" MOD
-#define MODDIR	"/tests/modules/"
 #define SKIPPED	"# SKIP 6.12 WARNs on munmap() of an AUX area with a transaction open"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define HW_ID	0xa0c0ffeeULL	/* AUX_TESTMOD_HW_ID */
@@ -141,7 +141,7 @@ int main(void)
 	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
 	long psz = sysconf(_SC_PAGESIZE), refcnt;
 	struct perf_event_mmap_page *pg;
-	int fd, mfd, setups = -1, frees = -1, mapped = -1, gets = -1, tries, ret;
+	int fd, setups = -1, frees = -1, mapped = -1, gets = -1, tries, ret;
 	unsigned long long hw_id = 0;
 	void *aux;
 
@@ -152,12 +152,8 @@ int main(void)
 			       results[checks]);
 		return 0;
 	}
-	mfd = open(MODDIR MOD ".ko", O_RDONLY);
-	if (mfd < 0 || syscall(SYS_finit_module, mfd, "", 0)) {
-		printf("Bail out! cannot load " MODDIR MOD ".ko: %s\n", strerror(errno));
+	if (modtest_load(MOD))
 		return 1;
-	}
-	close(mfd);
 	attr.type = auxc_pmu_type(MOD);
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	if (fd < 0) {

@@ -38,10 +38,10 @@
 #include <unistd.h>
 
 #include "aux_sysfs.h"
+#include "../modtest.h"
 
 #define MOD	"nmi_foreign"
 #define DBG	"/sys/kernel/debug/" MOD
-#define MODDIR	"/tests/modules/"
 #define PTSIM_DBG	"/sys/kernel/debug/ptsim"
 #define UNKNOWN	"NMI received for unknown reason"
 #define CPU	1
@@ -200,7 +200,7 @@ int main(void)
 {
 	long psz = sysconf(_SC_PAGESIZE), pmi0, late0, stray0, pmi, late, stray;
 	long long sent = -1, claimed = -1, unanswered = -1;
-	int type, mfd, r, err = 0, unknown0, unknown;
+	int type, r, err = 0, unknown0, unknown;
 	pthread_t sender;
 	double t0;
 	FILE *f;
@@ -212,12 +212,8 @@ int main(void)
 		printf("1..0 # SKIP needs 2 CPUs and ptsim's NMI delivery (x86, debugfs)\n");
 		return 0;
 	}
-	mfd = open(MODDIR MOD ".ko", O_RDONLY);
-	if (mfd < 0 || syscall(SYS_finit_module, mfd, "", 0)) {
-		printf("Bail out! cannot load " MODDIR MOD ".ko: %s\n", strerror(errno));
+	if (modtest_load(MOD))
 		return 1;
-	}
-	close(mfd);
 
 	unknown0 = unknown_nmis();
 	pmi0 = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi");
