@@ -21,20 +21,23 @@
  * only for an NMI that no NMI_LOCAL handler (perf, the watchdog, the
  * backtrace IPI, ...) claimed and whose NMI reason port showed nothing.
  * So ptsim never takes an NMI that has an owner, nor skips the platform's
- * own NMI handling.  In that round it claims by count, not by content:
- * each NMI it sends is one claim owed (ptsim_nmi_owed), and the handler
- * claims an NMI while a claim is owed, then one fewer.  So ptsim claims
- * as many NMIs as it sent, whichever of them are its own: one that
- * another handler took leaves its claim to the NMI it took the place of,
- * and an NMI of nobody's beyond those is reported as unknown, as it
- * should be.  Claims owed lapse PTSIM_NMI_GRACE_NS after the last send
- * (an NMI lost by merging into another never comes), and are at most
- * PTSIM_NMI_MAX_OWED, so that lost ones cannot pile up into a cover for
- * a real unknown NMI.
+ * own NMI handling.  In that round it claims by count: each NMI it sends
+ * is one claim owed (ptsim_nmi_owed), and the handler claims an NMI in
+ * which it finds the reasons the tick posted, or, without them, while a
+ * claim is owed, one fewer each time.  So ptsim claims as many NMIs as it
+ * sent, whichever of them are its own: one that another handler took
+ * leaves its claim to the NMI it took the place of, and an NMI of
+ * nobody's beyond those is reported as unknown, as it should be.  A
+ * claim without reasons must come within PTSIM_NMI_GRACE_NS of the last
+ * send, and claims owed are at most PTSIM_NMI_MAX_OWED, so that NMIs lost
+ * by merging into another cannot pile up into a cover for a real unknown
+ * NMI.  One that finds the reasons is claimed whenever it comes: a guest
+ * whose virtual CPU the host did not run for a while gets its NMI late
+ * by the guest's clock.
  *
- * The reasons the tick posted are another matter: whichever unowned NMI
- * comes first while they are posted handles them (ours, or the one whose
- * place ours took), claimed or not.  If none has come by
+ * The reasons are handled by whichever unowned NMI comes first while
+ * they are posted (ours, or the one whose place ours took).  If none has
+ * come by
  * PTSIM_NMI_WAIT_NS, the tick takes its reasons back and handles them in
  * place, and the event's PMIs are handled in place from then on
  * (ptsim_event.nmi_late), so that a platform that loses or delays
@@ -114,10 +117,10 @@ static int ptsim_nmi_handler(unsigned int cmd, struct pt_regs *regs)
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
 	local_t *owed = this_cpu_ptr(&ptsim_nmi_owed);
 	unsigned int why = xchg(&c->pmi, 0);
-	bool claim = false;
+	bool claim = why;
 
 	if (local_read(owed) > 0) {
-		if (local_clock() - __this_cpu_read(ptsim_nmi_last_sent) <=
+		if (claim || local_clock() - __this_cpu_read(ptsim_nmi_last_sent) <=
 		    PTSIM_NMI_GRACE_NS) {
 			local_dec(owed);
 			claim = true;
