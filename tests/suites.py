@@ -188,14 +188,14 @@ SUITES = [
       skips=[('stock', 'aux_sample*',
               'ptsim as a module has no AUX sampling: 6.12 does not export perf_output_copy_aux()'),
              ('stock', 'mark_pmi.aux_output_errnos_mark', NO_PMI),
-             ('stock', 'unpriv.*.mark_samples_user_ips', NO_PMI),
+             ('stock', 'unpriv.*.mark_samples_user_ips*', NO_PMI),
              ('stock', 'ptsim.aux_record_format_only_is_silent', NO_FLUSH)],
       differs=[('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
                ('mark_pmi.aux_output_errnos_mark', 'skip', 'ok',
                 "a module's ptsim_mark has no PMI (perf_event_overflow() is not exported), "
                 'so it refuses sampling without aux_output'),
-               ('unpriv.*.mark_samples_user_ips', 'skip', 'ok', NO_PMI),
+               ('unpriv.*.mark_samples_user_ips*', 'skip', 'ok', NO_PMI),
                ('ptsim.aux_record_format_only_is_silent', 'skip', 'ok', NO_FLUSH)]),
     P('ptsim_inherit_test', harness=True, modes={
         'check': {},

@@ -1518,16 +1518,24 @@ static unsigned long loop_for_ms(int ms)
  * kernel address.  By nobody at paranoid 2, a task's own group of ptsim
  * (one record a 1 ms tick, no consumer needed) and a ptsim_mark member
  * sampling PERF_SAMPLE_IP every tick, over 300 ms of the loop, which
- * enables and disables the group itself.
+ * enables and disables the group itself.  With @inherit, the group is
+ * inherited and the loop runs in a child process: the child's events,
+ * which the perf core creates and which write into the parent's
+ * buffers, follow the same rule.  (An inherited per-task event cannot be
+ * mapped, so that group is per task on CPU 0, as perf record opens
+ * one, and the child runs there.)
  */
-TEST_F(unpriv, mark_samples_user_ips)
+static void mark_samples_user_ips(struct __test_metadata *_metadata,
+				  __u64 config1, bool inherit)
 {
 	long psz = sysconf(_SC_PAGESIZE), data_pages = 8;
 	unsigned long samples = 0, outside = 0, kernel = 0, n;
 	struct perf_event_attr attr, mark;
 	struct perf_event_mmap_page *pg, *lpg;
 	__u64 head, pos, ip, first_bad = 0;
-	int fd, mfd;
+	__u32 spid;
+	int fd, mfd, status, cpu = inherit ? 0 : -1;
+	pid_t pid;
 	void *aux;
 	char *data;
 
@@ -1538,14 +1546,15 @@ TEST_F(unpriv, mark_samples_user_ips)
 	n = loop_for_ms(300);
 	ASSERT_EQ(0, become_nobody());
 
-	ptsim_attr(&attr, variant->config1 | PTSIM_CFG1_RATE(1) |
-		   PTSIM_CFG1_PERIOD(1000));
-	fd = perf_open(&attr, 0, -1, -1);
+	ptsim_attr(&attr, config1 | PTSIM_CFG1_RATE(1) | PTSIM_CFG1_PERIOD(1000));
+	attr.inherit = inherit;
+	fd = perf_open(&attr, 0, cpu, -1);
 	ASSERT_LE(0, fd) TH_LOG("ptsim as nobody: %s", strerror(errno));
 	mark = mark_attr(1, false);
-	mark.sample_type = PERF_SAMPLE_IP;
+	mark.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
 	mark.exclude_kernel = 1;
-	mfd = perf_open(&mark, 0, -1, fd);
+	mark.inherit = inherit;
+	mfd = perf_open(&mark, 0, cpu, fd);
 	ASSERT_LE(0, mfd) TH_LOG("ptsim_mark as nobody: %s", strerror(errno));
 	lpg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, lpg);
@@ -1554,7 +1563,21 @@ TEST_F(unpriv, mark_samples_user_ips)
 		  MAP_SHARED, mfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 
-	ASSERT_EQ(0, ptsim_user_loop(fd, n));
+	pid = getpid();
+	if (inherit) {
+		/*
+		 * The child's enable reaches its own inherited events; the
+		 * parent's, on CPU 0 too, may sample it on its way to wait.
+		 */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(pin_to(0) || ptsim_user_loop(fd, n) ? 1 : 0);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	} else {
+		ASSERT_EQ(0, ptsim_user_loop(fd, n));
+	}
 
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	data = (char *)pg + pg->data_offset;
@@ -1564,8 +1587,13 @@ TEST_F(unpriv, mark_samples_user_ips)
 
 		if (!h->size)
 			break;
-		if (h->type == PERF_RECORD_SAMPLE) {
-			memcpy(&ip, h + 1, sizeof(ip));
+		if (h->type != PERF_RECORD_SAMPLE) {
+			pos += h->size;
+			continue;
+		}
+		memcpy(&ip, h + 1, sizeof(ip));
+		memcpy(&spid, (char *)(h + 1) + sizeof(ip), sizeof(spid));
+		if (spid == (__u32)pid) {
 			samples++;
 			if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
 			    PERF_RECORD_MISC_USER)
@@ -1590,6 +1618,16 @@ TEST_F(unpriv, mark_samples_user_ips)
 	munmap(lpg, 2 * psz);
 	close(mfd);
 	close(fd);
+}
+
+TEST_F(unpriv, mark_samples_user_ips)
+{
+	mark_samples_user_ips(_metadata, variant->config1, false);
+}
+
+TEST_F(unpriv, mark_samples_user_ips_inherited)
+{
+	mark_samples_user_ips(_metadata, variant->config1, true);
 }
 
 /*
