@@ -37,9 +37,8 @@
  *
  * The reasons are handled by whichever unowned NMI comes first while
  * they are posted (ours, or the one whose place ours took).  If none has
- * come by
- * PTSIM_NMI_WAIT_NS, the tick takes its reasons back and handles them in
- * place, and the event's PMIs are handled in place from then on
+ * come by PTSIM_NMI_WAIT_NS, the tick takes its reasons back and handles
+ * them in place, and the event's PMIs are handled in place from then on
  * (ptsim_event.nmi_late), so that a platform that loses or delays
  * self-NMIs costs one such wait per event; the claim stays owed for the
  * NMI that may still come.
@@ -73,7 +72,7 @@
  * that never comes.
  */
 #define PTSIM_NMI_WAIT_NS	(20 * NSEC_PER_USEC)
-/* How long after the last NMI sent the claims owed for it lapse. */
+/* How long after the last NMI sent a claim without reasons may be made. */
 #define PTSIM_NMI_GRACE_NS	(10 * NSEC_PER_MSEC)
 /*
  * The most claims owed at once: one for the NMI in flight, more for those
