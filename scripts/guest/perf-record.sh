@@ -165,15 +165,13 @@ record task 4194304 normal \
 # checks.  The loss case tests loss.
 record cpu 16777216 normal \
 	perf record -a -m ,4096 -e ptsim// -- perf-spin -t "$CPUS" "$MS"
-# perf record is the parent of the workload's shell, and has its SIGUSR2
-# handler set before it starts the workload.  Each spin (600 ms) is
-# longer than ptsim's default trace takes to fill the 4 MiB AUX area
-# (1 KiB every 100 us: 0.4 s), so that a snapshot holds the workload and
-# little of the shell that starts it (on the debug kernel, under load,
-# the shell's fork and exec once had most of a 300 ms spin's snapshot).
+# perf record is the workload's parent, and has its SIGUSR2 handler set
+# before it starts it: the workload signals it at 300 and 600 ms, while it
+# spins (not a shell between spins: on the debug kernel a shell's start,
+# fork and exec took more CPU than the spins, and so most of the
+# snapshots).
 record snapshot 4194304 snapshot \
-	perf record -S -e ptsim// -- sh -c \
-	"perf-spin 600; kill -USR2 \$PPID; perf-spin 600; kill -USR2 \$PPID; perf-spin 600"
+	perf record -S -e ptsim// -- perf-spin -s 300 -r 900
 # 1024 records (16 KiB) a tick into a 512-byte FIFO drained at 1 KiB a
 # tick: every tick drops records and reports them with an OVF.
 record loss 4194304 normal \
@@ -207,8 +205,7 @@ record raw 4194304 normal \
 record raw_thread 1048576 normal \
 	perf record --per-thread -m ,256 -e "$RAW/" -- perf-spin "$MS"
 record raw_snapshot 4194304 snapshot \
-	perf record -S -e "$RAW/" -- sh -c \
-	"perf-spin 600; kill -USR2 \$PPID; perf-spin 600; kill -USR2 \$PPID; perf-spin 600"
+	perf record -S -e "$RAW/" -- perf-spin -s 300 -r 900
 record raw_loss 4194304 normal \
 	perf record -e "$RAW,rate=1024,fifo=9,drain=1,aux_loss=1/" -- perf-spin "$MS"
 expect_warn noaux "no event can fill an AUX area" \

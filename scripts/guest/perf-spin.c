@@ -6,9 +6,10 @@
  * the guest runs.  With -s, the first thread sends its parent (perf
  * record) SIGUSR2 once it has spun SIG_MS milliseconds, and spins on:
  * a boundary in the recording (a --switch-output rotation) while the
- * workload runs, without its leaving the CPU.
+ * workload runs, without its leaving the CPU.  With -r, it sends one
+ * every SIG_MS milliseconds (snapshots in snapshot mode).
  *
- *	perf-spin [-t THREADS] [-s SIG_MS] MS
+ *	perf-spin [-t THREADS] [-s SIG_MS [-r]] MS
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 
 static long spin_ms;
 static long signal_ms = -1;
+static int signal_repeat;
 
 static long long now_ns(void)
 {
@@ -42,7 +44,7 @@ static void *spin(void *arg)
 	while ((now = now_ns()) < end) {
 		if (sig >= 0 && now >= sig) {
 			kill(getppid(), SIGUSR2);
-			sig = -1;
+			sig = signal_repeat ? sig + signal_ms * 1000000LL : -1;
 		}
 		n++;
 	}
@@ -55,7 +57,11 @@ int main(int argc, char **argv)
 	int threads = 1, c, i, err;
 	char *end;
 
-	while ((c = getopt(argc, argv, "t:s:")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:r")) != -1) {
+		if (c == 'r') {
+			signal_repeat = 1;
+			continue;
+		}
 		if (c == 's') {
 			signal_ms = strtol(optarg, &end, 10);
 			if (*end || signal_ms < 0)
@@ -68,7 +74,7 @@ int main(int argc, char **argv)
 		if (*end || threads < 1 || threads > MAX_THREADS)
 			goto usage;
 	}
-	if (optind != argc - 1)
+	if (optind != argc - 1 || (signal_repeat && signal_ms <= 0))
 		goto usage;
 	spin_ms = strtol(argv[optind], &end, 10);
 	if (*end || spin_ms < 0)
@@ -86,6 +92,6 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	return 0;
 usage:
-	fprintf(stderr, "usage: perf-spin [-t THREADS(1..%d)] [-s SIG_MS] MS\n", MAX_THREADS);
+	fprintf(stderr, "usage: perf-spin [-t THREADS(1..%d)] [-s SIG_MS [-r]] MS\n", MAX_THREADS);
 	return 2;
 }
