@@ -30,9 +30,12 @@
  * engine produces at most 2 KiB per millisecond of guest time (it never
  * catches up late ticks), and a test's rounds are timed by usleep(),
  * which a loaded host stretches.  A debug kernel on a loaded host ran a
- * 300 ms test for 1.3 s and filled 1 MiB; 8 MiB holds four seconds.
+ * 300 ms test for 1.3 s and filled 1 MiB; 16 MiB holds eight seconds
+ * (per_cpu_flushes() checks the whole trace after each flush, which on
+ * that kernel took 3.7 s at 2.7 MB: 8 MiB once filled in its fifth round,
+ * and a FIFO held back that long overflows: so three rounds).
  */
-#define AUX_PAGES	2048
+#define AUX_PAGES	4096
 
 static int ncpus(void)
 {
@@ -256,7 +259,7 @@ FIXTURE_TEARDOWN(two_cpus) {}
 static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 			    const char *tag, int cpu, const char *name)
 {
-	const int rounds = 5;
+	const int rounds = 3;
 	char trace[64];
 	struct capture s;
 	struct pt_check w;
