@@ -38,7 +38,7 @@ static void *spin(void *arg)
 {
 	long long start = now_ns(), end = start + spin_ms * 1000000LL;
 	long long sig = arg && signal_ms >= 0 ? start + signal_ms * 1000000LL : -1;
-	volatile unsigned long n = 0;
+	unsigned long n = 0;
 	long long now;
 
 	while ((now = now_ns()) < end) {
@@ -46,7 +46,9 @@ static void *spin(void *arg)
 			kill(getppid(), SIGUSR2);
 			sig = signal_repeat ? sig + signal_ms * 1000000LL : -1;
 		}
+		/* Work of its own between the clock reads, kept by the compiler. */
 		n++;
+		__asm__ __volatile__("" : "+r" (n));
 	}
 	return NULL;
 }
