@@ -40,7 +40,8 @@
 # JOBS, ACCEL (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest
 # seconds), VARIANTS (kernels make check builds and boots, default those
 # scripts/kernels.py marks "check"), ARM64=0 (skip the arm64 gate),
-# HARNESS_SELFTEST=0, BASE (a base of scripts/kernels.py).
+# HARNESS_SELFTEST=0, BASE (make base BASE=7.3: fetch and extract
+# another base of scripts/kernels.py into its own tree, build/linux-7.3).
 #
 # The series for review (run by hand, not part of make check):
 #   make series         the work as logical commits (patches/series.txt),

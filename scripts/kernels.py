@@ -72,6 +72,17 @@ BASES = {
             },
         },
     },
+    # Fetched and extracted only (make base BASE=7.3): no kernel of
+    # make check is built on it yet.
+    '7.3': {
+        'pkg': 'linux-source-7.3',
+        'version': '7.3.4-1~bpo13+1',
+        'sha256': '703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3',
+        'suite': 'trixie-backports',
+        'tree': 'linux-7.3',
+        'utree': 'upstream-7.3/linux',
+        'stock': None,
+    },
 }
 DEFAULT_BASE = '6.12'
 
