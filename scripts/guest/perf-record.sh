@@ -166,10 +166,14 @@ record task 4194304 normal \
 record cpu 16777216 normal \
 	perf record -a -m ,4096 -e ptsim// -- perf-spin -t "$CPUS" "$MS"
 # perf record is the parent of the workload's shell, and has its SIGUSR2
-# handler set before it starts the workload.
+# handler set before it starts the workload.  Each spin (600 ms) is
+# longer than ptsim's default trace takes to fill the 4 MiB AUX area
+# (1 KiB every 100 us: 0.4 s), so that a snapshot holds the workload and
+# little of the shell that starts it (on the debug kernel, under load,
+# the shell's fork and exec once had most of a 300 ms spin's snapshot).
 record snapshot 4194304 snapshot \
 	perf record -S -e ptsim// -- sh -c \
-	"perf-spin 300; kill -USR2 \$PPID; perf-spin 300; kill -USR2 \$PPID; perf-spin 300"
+	"perf-spin 600; kill -USR2 \$PPID; perf-spin 600; kill -USR2 \$PPID; perf-spin 600"
 # 1024 records (16 KiB) a tick into a 512-byte FIFO drained at 1 KiB a
 # tick: every tick drops records and reports them with an OVF.
 record loss 4194304 normal \
@@ -204,7 +208,7 @@ record raw_thread 1048576 normal \
 	perf record --per-thread -m ,256 -e "$RAW/" -- perf-spin "$MS"
 record raw_snapshot 4194304 snapshot \
 	perf record -S -e "$RAW/" -- sh -c \
-	"perf-spin 300; kill -USR2 \$PPID; perf-spin 300; kill -USR2 \$PPID; perf-spin 300"
+	"perf-spin 600; kill -USR2 \$PPID; perf-spin 600; kill -USR2 \$PPID; perf-spin 600"
 record raw_loss 4194304 normal \
 	perf record -e "$RAW,rate=1024,fifo=9,drain=1,aux_loss=1/" -- perf-spin "$MS"
 expect_warn noaux "no event can fill an AUX area" \
