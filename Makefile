@@ -34,12 +34,14 @@
 #                 unexecuted line not justified in tests/coverage/unreachable
 #                 [COVERAGE_KERNELS="ours upstream"]
 #
-# Intermediate targets: deps base tree kernel kernel-debug kernel-kcsan
-# kernel-upstream kernel-stock kernel-cov kernel-cov-upstream guest arm64 harness-test
-# clean distclean.  Variables: JOBS, ACCEL
-# (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest seconds),
-# VARIANTS (kernels make check builds and boots, default "qemu debug
-# upstream stock"), ARM64=0 (skip the arm64 gate), HARNESS_SELFTEST=0.
+# Intermediate targets: deps base tree kernel kernel-<variant> (each
+# variant of scripts/kernels.py: debug kcsan upstream stock cov
+# cov-upstream ...) guest arm64 harness-test clean distclean.  Variables:
+# JOBS, ACCEL (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest
+# seconds), VARIANTS (kernels make check builds and boots, default those
+# scripts/kernels.py marks "check"), ARM64=0 (skip the arm64 gate),
+# HARNESS_SELFTEST=0, BASE (make base BASE=7.3: fetch and extract
+# another base of scripts/kernels.py into its own tree, build/linux-7.3).
 #
 # The series for review (run by hand, not part of make check):
 #   make series         the work as logical commits (patches/series.txt),
@@ -57,12 +59,17 @@ export AUXLAB_T0 := $(shell date +%s)
 # Every stage line of this make, with its time, for make check's table
 # of stage times (scripts/lib.sh: stage, stage_times).
 export AUXLAB_STAGES := $(shell mkdir -p out && : >out/stages.tsv && echo $(CURDIR)/out/stages.tsv)
-VARIANTS ?= qemu debug upstream stock
+# The kernels and their bases: scripts/kernels.py (VARIANTS' default:
+# the variants it marks "check").
+VARIANTS ?= $(shell python3 $(S)/kernels.py list check)
 export VARIANTS
 
-.PHONY: all run check bench docs deps base tree kernel kernel-debug kernel-kcsan kernel-upstream kernel-stock \
+BUILT := $(shell python3 $(S)/kernels.py list built)
+BENCH_KERNELS := $(shell python3 $(S)/kernels.py list bench)
+
+.PHONY: all run check bench docs deps base tree kernel $(addprefix kernel-,$(BUILT)) kernel-stock \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
-	bisect-check fixes fuzz profile coverage kernel-cov kernel-cov-upstream
+	bisect-check fixes fuzz profile coverage
 
 all: run
 
@@ -75,19 +82,14 @@ base: deps
 tree: base
 	@$(S)/assemble.sh
 
-kernel: tree
-	@$(S)/build-kernel.sh qemu
+kernel: kernel-qemu
 
-kernel-debug: tree
-	@$(S)/build-kernel.sh debug
+# Every variant of scripts/kernels.py built here: kernel-qemu (kernel),
+# kernel-debug, kernel-kcsan, kernel-upstream, kernel-cov, kernel-cov-upstream, ...
+$(addprefix kernel-,$(BUILT)): kernel-%: tree
+	@$(S)/build-kernel.sh $*
 
-kernel-kcsan: tree
-	@$(S)/build-kernel.sh kcsan
-
-kernel-upstream: tree
-	@$(S)/build-kernel.sh upstream
-
-# Debian's stock 6.12 kernel, and ptsim.ko built against its headers.
+# Debian's stock kernel of the base, and ptsim.ko built against its headers.
 kernel-stock: deps
 	@$(S)/stock.sh
 
@@ -104,15 +106,15 @@ run: guest
 
 # The guest (and so the qemu kernel, whose uapi headers it is built with)
 # always; the other kernels of VARIANTS.
-check: guest $(addprefix kernel-,$(filter-out qemu,$(VARIANTS)))
+check: guest $(addprefix kernel-,$(VARIANTS))
 	@$(S)/check.sh
 
 # By hand, not in CI (make check runs its smoke version): both kernels.
-bench: guest kernel-upstream
+bench: guest $(addprefix kernel-,$(BENCH_KERNELS))
 	@$(S)/deps.sh bench
 	@$(S)/bench.sh
 
-profile: guest kernel-upstream
+profile: guest $(addprefix kernel-,$(BENCH_KERNELS))
 	@$(S)/profile.sh
 
 docs: tree
@@ -122,19 +124,14 @@ docs: tree
 # (configs/kcsan.config: KCSAN, which excludes KASAN; built only here).
 FUZZ_KERNEL ?= debug
 export FUZZ_KERNEL
-fuzz: guest $(addprefix kernel-,$(filter-out qemu,$(FUZZ_KERNEL)))
+fuzz: guest kernel-$(FUZZ_KERNEL)
 	@$(S)/fuzz.sh
 
-# make coverage's gcov kernels (configs/coverage.config).
-kernel-cov: tree
-	@$(S)/build-kernel.sh cov
-
-kernel-cov-upstream: tree
-	@$(S)/build-kernel.sh cov-upstream
-
+# make coverage's gcov kernels (configs/coverage.config): the variants
+# scripts/kernels.py gives the sides of COVERAGE_KERNELS.
 COVERAGE_KERNELS ?= ours upstream
 export COVERAGE_KERNELS
-coverage: guest $(subst kernel-cov-ours,kernel-cov,$(addprefix kernel-cov-,$(COVERAGE_KERNELS)))
+coverage: guest $(foreach k,$(COVERAGE_KERNELS),kernel-$(shell python3 $(S)/kernels.py coverage $(k)))
 	@$(S)/deps.sh coverage
 	@$(S)/coverage.sh
 

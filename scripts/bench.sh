@@ -39,33 +39,38 @@ mkdir -p "$B"
 mode="TCG -icount shift=$BENCH_ICOUNT,sleep=off, -smp $BENCH_SMP -m $BENCH_MEM"
 [ "$BENCH_CPUS" = 0 ] || mode="$mode (the $BENCH_CPUS-CPU figures: -smp $BENCH_CPUS)"
 mode="$mode, $BENCH_BOOTS boots of each kernel"
-stage "bench: ours (qemu) and upstream, QEMU $mode"
+# The two kernels (bench in scripts/kernels.py: ours first) and their
+# labels (their sides: ours, upstream).
+read -r vo vu <<<"$(variants bench)"
+variant_env "$vo"; so=$K_SIDE
+variant_env "$vu"; su=$K_SIDE
+stage "bench: $so ($vo) and $su ($vu), QEMU $mode"
 # Both guests at once: under -icount their figures do not depend on how
 # busy the host is, only the wall time does.
 # BENCH_BOOTS boots of each kernel (default 2), one after the other: a
 # figure that depends on the boot (the pages an area got from the page
 # allocator, which the page runs show) differs between boots, not between
 # the repetitions of one, so the spread must see more than one boot.
-logs_qemu= logs_upstream=
+logs_o= logs_u=
 boot_pair() {	# boot_pair GUEST-MODE SMP NAME: both kernels, into $B/<kernel>.NAME
 	local gmode=$1 smp=$2 name=$3 v i pids=()
 
-	for v in qemu upstream; do
+	for v in "$vo" "$vu"; do
 		rm -rf "${B:?}/$v.$name"
 		ICOUNT=$BENCH_ICOUNT SMP=$smp MEM=$BENCH_MEM ACCEL=tcg TIMEOUT=${TIMEOUT:-7200} \
 			"$TOP/scripts/boot.sh" "$v" "$gmode" "$B/$v.$name" >"$B/$v.$name.boot.log" 2>&1 &
 		pids+=($!)
 	done
 	for i in 0 1; do
-		v=$([ "$i" = 0 ] && echo qemu || echo upstream)
+		v=$([ "$i" = 0 ] && echo "$vo" || echo "$vu")
 		wait "${pids[$i]}" || die "bench: the $v guest did not finish (see $B/$v.$name/ and $B/$v.$name.boot.log)"
 		info "bench: $v boot $name ($gmode, -smp $smp) done ($(sed -n 's/.*seconds=\([0-9]*\).*/\1/p' "$B/$v.$name/boot.info") s)"
 	done
 	# Kernel splats make a benchmark run worthless: results.py names them.
-	"$TOP/scripts/results.py" "qemu=$B/qemu.$name" "upstream=$B/upstream.$name" >"$B/results.$name.txt" ||
+	"$TOP/scripts/results.py" "$vo=$B/$vo.$name" "$vu=$B/$vu.$name" >"$B/results.$name.txt" ||
 		{ cat "$B/results.$name.txt" >&2; die "bench: a benchmark run failed (see above)"; }
-	logs_qemu=$logs_qemu${logs_qemu:+,}$B/qemu.$name/tests.log
-	logs_upstream=$logs_upstream${logs_upstream:+,}$B/upstream.$name/tests.log
+	logs_o=$logs_o${logs_o:+,}$B/$vo.$name/tests.log
+	logs_u=$logs_u${logs_u:+,}$B/$vu.$name/tests.log
 }
 for n in $(seq 1 "$BENCH_BOOTS"); do
 	boot_pair bench "$BENCH_SMP" "$n"
@@ -74,4 +79,4 @@ done
 qemu_version=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
 "$TOP/scripts/bench.py" --page "$TOP/bench" --mode "$mode" \
 	--machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), $qemu_version" \
-	--out "$B" "ours=$logs_qemu" "upstream=$logs_upstream"
+	--out "$B" "$so=$logs_o" "$su=$logs_u"

@@ -57,16 +57,16 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?variant} mode=${2:?mode} rundir=${3:?rundir}
-kernel=$BUILD/obj/$variant/arch/x86/boot/bzImage
+variant_env "$variant"
+kernel=$BUILD/${K_KERNEL:-obj/$variant/arch/x86/boot/bzImage}
 initrd=$BUILD/initramfs.cpio.gz
-# "stock" is Debian's own kernel (scripts/stock.sh), with its modules
-# (virtio_blk, ptsim.ko built against its headers) and their set-up in a
-# second archive.
-if [ "$variant" = stock ]; then
-	kernel=$BUILD/stock/vmlinuz
-	[ -f "$BUILD/stock/modules.cpio.gz" ] || die "no $BUILD/stock/modules.cpio.gz; run scripts/stock.sh"
-	cat "$initrd" "$BUILD/stock/modules.cpio.gz" >"$BUILD/stock/initrd.cpio.gz"
-	initrd=$BUILD/stock/initrd.cpio.gz
+# A kernel not built here (the table's kernel and initrd: Debian's own,
+# scripts/stock.sh) brings its modules (virtio_blk, ptsim.ko built
+# against its headers) and their set-up in a second archive.
+if [ -n "$K_INITRD" ]; then
+	[ -f "$BUILD/$K_INITRD" ] || die "no $BUILD/$K_INITRD; run make kernel-$variant"
+	cat "$initrd" "$BUILD/$K_INITRD" >"$(dirname "$BUILD/$K_INITRD")/initrd.cpio.gz"
+	initrd=$(dirname "$BUILD/$K_INITRD")/initrd.cpio.gz
 fi
 [ -f "$kernel" ] || die "no kernel $kernel"
 [ -f "$initrd" ] || die "no initramfs $initrd"
@@ -84,7 +84,7 @@ fi
 # objects, they go into a second archive appended to the initramfs (the
 # kernel unpacks both), under /tests/modules.  Only "check" (and
 # "coverage", which runs its list) loads them.
-if { [ "$mode" = check ] || [ "$mode" = coverage ]; } && [ "$variant" != stock ]; then
+if { [ "$mode" = check ] || [ "$mode" = coverage ]; } && [ "$K_TEST_MODULES" = 1 ]; then
 	mods=$BUILD/modules/$variant
 	rm -rf "$mods"
 	mkdir -p "$mods/src" "$mods/root/tests/modules"
@@ -101,8 +101,7 @@ if { [ "$mode" = check ] || [ "$mode" = coverage ]; } && [ "$variant" != stock ]
 	cat "$initrd" "$mods/modules.cpio.gz" >"$mods/initrd.cpio.gz"
 	initrd=$mods/initrd.cpio.gz
 fi
-case $variant in debug) dflt=2400 ;; *) dflt=1200 ;; esac
-TIMEOUT=${TIMEOUT:-$dflt}
+TIMEOUT=${TIMEOUT:-$K_TIMEOUT}
 ACCEL=${ACCEL:-auto}
 XFER_MB=${XFER_MB:-1024}
 SMP=${SMP:-2}
@@ -184,10 +183,11 @@ fi
 # kernel die in SLUB's lockless paths with an RFLAGS no x86 CPU can hold;
 # without it, in none of the runs (they and the reasoning, the emulator most
 # likely: tests/ROBUSTNESS.md, "CPU hotplug on Debian's kernel").
+# (The table's tcg_threads and cpu: scripts/kernels.py.)
 cpu=max
-if [ "$variant" = stock ] && [ "$accel" = tcg ]; then
-	accel=tcg,thread=single
-	cpu=max,-cx16
+if [ "$accel" = tcg ]; then
+	cpu=$K_CPU
+	[ -z "$K_TCG_THREADS" ] || accel=tcg,thread=$K_TCG_THREADS
 fi
 stage "boot[$variant/$mode]: QEMU $accel cpu=$cpu${ICOUNT:+ icount shift=$ICOUNT} smp=$SMP mem=$MEM, timeout ${TIMEOUT}s, logs in $rundir"
 rc=0

@@ -75,7 +75,7 @@ import sphinx
 
 sys.path.insert(0, '$TREE/Documentation/sphinx')
 
-project = 'auxlab: the perf AUX area for Linux 6.12'
+project = 'auxlab: the perf AUX area for Linux $BASE_NAME'
 author = 'The kernel development community'
 copyright = author
 master_doc = 'index'

@@ -2,22 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage 3: configure and build one kernel variant out of tree.
 #
-#   build-kernel.sh qemu      ours: tinyconfig + configs/qemu.config
-#                             + the ours-only fragments (patches/rewrite)
-#   build-kernel.sh debug     ours: ... + configs/debug.config
-#   build-kernel.sh kcsan     ours: ... + configs/kcsan.config (KCSAN;
-#                             KASAN excludes it, so a kernel of its own,
-#                             built by make fuzz FUZZ_KERNEL=kcsan only)
-#   build-kernel.sh upstream  the upstream tree ($UTREE: everything of ours
-#                             but the AUX rewrite): tinyconfig +
-#                             configs/qemu.config
-#   build-kernel.sh base      a tree without the series (make fixes: the
-#                             base and the fixes): tinyconfig +
+#   build-kernel.sh VARIANT   a row of scripts/kernels.py's VARIANTS: its
+#                             tree (ours: build/linux; upstream: $UTREE,
+#                             everything of ours but the AUX rewrite), its
+#                             config fragments over tinyconfig (ours also
+#                             merges those patches/rewrite keeps for it),
+#                             the objects it profiles with gcov.  "base"
+#                             (make fixes: a tree without the series) takes
 #                             configs/qemu.config less the options that no
-#                             Kconfig file of the tree defines (ptsim's)
-#   build-kernel.sh cov       make coverage's (scripts/coverage.sh): qemu
-#   build-kernel.sh cov-upstream  and upstream + configs/coverage.config,
-#                             gcov on the objects named in gcov_objs below
+#                             Kconfig file of the tree defines (ptsim's).
+#                             "kcsan" is built by make fuzz only, "cov"
+#                             and "cov-upstream" by make coverage.
 #
 # Objects go to $BUILD/obj/<variant> (for upstream a symlink to
 # $BUILD/upstream/obj/qemu, see UTREE in lib.sh); the compiler runs under
@@ -28,29 +23,25 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: build-kernel.sh qemu|debug|kcsan|upstream|base|cov|cov-upstream}
-frags=("$TOP/configs/qemu.config")
-ours_frags() {	# the config fragments patches/rewrite keeps for ours
-	local f
+variant=${1:?usage: build-kernel.sh VARIANT (scripts/kernels.py list built)}
+variant_env "$variant"
+[ -n "$K_TREE" ] || die "$variant is not built here (scripts/kernels.py)"
+src=$K_SRC O=$BUILD/${K_OBJ:-obj/$variant}
+[ -d "$src" ] || die "no $K_TREE tree at $src; run make tree"
+frags=()
+for f in $K_FRAGS; do frags+=("$TOP/configs/$f"); done
+if [ "$K_REWRITE_FRAGS" = 1 ]; then	# and those patches/rewrite keeps for ours
 	for f in "$TOP"/configs/*.config; do
 		in_rewrite config "configs/${f##*/}" && frags+=("$f")
 	done
-	return 0
-}
-case $variant in
-qemu) src=$TREE O=$BUILD/obj/qemu; ours_frags ;;
-debug) src=$TREE O=$BUILD/obj/debug; ours_frags; frags+=("$TOP/configs/debug.config") ;;
-kcsan) src=$TREE O=$BUILD/obj/kcsan; ours_frags; frags+=("$TOP/configs/kcsan.config") ;;
-upstream)
-	src=$UTREE O=$BUILD/upstream/obj/qemu
-	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
-	mkdir -p "$O" "$BUILD/obj"
-	ln -sfn ../upstream/obj/qemu "$BUILD/obj/upstream"
-	;;
-base)
-	src=$TREE O=$BUILD/obj/base
-	mkdir -p "$O"
-	# The fragment, rewritten only when its content changes (its mtime
+fi
+mkdir -p "$O" "$BUILD/obj"
+# Objects elsewhere (the upstream tree's, see UTREE in lib.sh): linked
+# from obj/<variant>, as every variant's objects are found.
+[ -z "$K_OBJ" ] || ln -sfn "$(realpath --relative-to="$BUILD/obj" "$O")" "$BUILD/obj/$variant"
+if [ "$K_KNOWN_ONLY" = 1 ]; then
+	# The fragments less the options no Kconfig file of the tree
+	# defines; rewritten only when its content changes (its mtime
 	# decides whether the .config is regenerated).
 	find "$src" -name 'Kconfig*' -not -path '*/.git/*' -print0 |
 		xargs -0 sed -n 's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/CONFIG_\2/p' |
@@ -62,22 +53,12 @@ base)
 		/^CONFIG_/ || /^# CONFIG_.* is not set$/ {
 			if (!(o in def)) { print o > "/dev/stderr"; next }
 		}
-		{ print }' "$O/base.known" "$TOP/configs/qemu.config" >"$O/base.config.new" 2>"$O/base.dropped"
+		{ print }' "$O/base.known" "${frags[@]}" >"$O/base.config.new" 2>"$O/base.dropped"
 	if cmp -s "$O/base.config.new" "$O/base.config"; then rm -f "$O/base.config.new"; else mv "$O/base.config.new" "$O/base.config"; fi
 	[ ! -s "$O/base.dropped" ] ||
-		info "config[base]: left out, not defined in this tree: $(tr '\n' ' ' <"$O/base.dropped")"
+		info "config[$variant]: left out, not defined in this tree: $(tr '\n' ' ' <"$O/base.dropped")"
 	frags=("$O/base.config")
-	;;
-cov) src=$TREE O=$BUILD/obj/cov; ours_frags; frags+=("$TOP/configs/coverage.config") ;;
-cov-upstream)
-	src=$UTREE O=$BUILD/upstream/obj/cov
-	[ -d "$UTREE" ] || die "no upstream tree at $UTREE; run make tree"
-	frags+=("$TOP/configs/coverage.config")
-	mkdir -p "$O" "$BUILD/obj"
-	ln -sfn ../upstream/obj/cov "$BUILD/obj/cov-upstream"
-	;;
-*) die "unknown variant $variant" ;;
-esac
+fi
 mkdir -p "$O"
 KMAKE=(make -C "$src" O="$O" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
 # gcov_objs DIR/OBJ...: profile exactly these objects.  kbuild's
@@ -91,12 +72,8 @@ gcov_objs() {
 		KMAKE+=("GCOV_PROFILE_${f##*/}=\$(if \$(filter ${f%/*},\$(obj)),y)")
 	done
 }
-case $variant in
-cov) gcov_objs kernel/events/aux.o kernel/events/flush.o \
-	drivers/hwtracing/ptsim/ptsim-engine.o drivers/hwtracing/ptsim/ptsim-pmu.o \
-	drivers/hwtracing/ptsim/ptsim-bench.o drivers/hwtracing/ptsim/ptsim-mark.o ;;
-cov-upstream) gcov_objs kernel/events/ring_buffer.o kernel/events/core.o ;;
-esac
+# shellcheck disable=SC2086
+[ -z "$K_GCOV" ] || gcov_objs $K_GCOV
 
 # Print warnings and errors as they come, and a count of compiled objects
 # every 30 seconds: the build is visibly alive without flooding the log.
@@ -135,5 +112,5 @@ set -e
 [ "$rc" -eq 0 ] || { tail -n 30 "$O/build.log" >&2; die "build[$variant] failed (see $O/build.log)"; }
 # The guest's programs are built once, against the ours tree's uapi headers
 # (build-guest.sh), and run on every variant: upstream needs none.
-[ "$variant" = upstream ] || "${KMAKE[@]}" -s headers_install INSTALL_HDR_PATH="$O/usr" >/dev/null
+[ "$K_HEADERS" = 0 ] || "${KMAKE[@]}" -s headers_install INSTALL_HDR_PATH="$O/usr" >/dev/null
 info "build[$variant]: $(du -h "$O/arch/x86/boot/bzImage" | cut -f1) bzImage; $(ccache_summary)"

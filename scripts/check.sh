@@ -14,7 +14,8 @@
 # with the same perf binary and with aux-decode (scripts/perf-check.py):
 # suite "<v>/perf", compared between ours and upstream like the decodes.
 #
-# The kernels (VARIANTS, default "qemu debug upstream stock") are ours
+# The kernels (VARIANTS, default those scripts/kernels.py's VARIANTS
+# table marks check) are ours
 # (qemu, and debug: KASAN, lockdep, ...), upstream: the base with
 # everything of ours but the AUX rewrite (patches/series.txt), same qemu
 # config, same guest; and stock: Debian's own 6.12 kernel, with ptsim.ko
@@ -41,7 +42,9 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-VARIANTS=${VARIANTS:-qemu debug upstream stock}
+# The kernels and what make check does with each: scripts/kernels.py.
+VARIANTS=${VARIANTS:-$(variants check)}
+export VARIANTS
 # Every gate's TAP goes through run-gate.sh: deleted before the gate runs,
 # a "not ok" if the gate dies without reporting a failure.
 GATE=$TOP/scripts/run-gate.sh
@@ -89,24 +92,23 @@ for v in $VARIANTS; do
 	# No logs of an earlier run may stand in for a boot that failed to
 	# start (the comparison reads them too).
 	rm -rf "$OUT/check-$v"
-	mode=check
-	[ "$v" != stock ] || mode=stock
-	"$TOP/scripts/boot.sh" "$v" $mode "$OUT/check-$v" || true
+	variant_env "$v"
+	"$TOP/scripts/boot.sh" "$v" "$K_MODE" "$OUT/check-$v" || true
 	# Debian's kernel has crashed once in early boot under QEMU TCG, an
 	# int3 oops in run_timer_softirq() at 1.5 s, before /init (no module
 	# loaded, no suite run): a boot, not a test run.  Its likely cause,
 	# a stale int3 of its text patching run by another TCG thread, is
 	# gone since boot.sh boots it on one (see there); should a boot still
-	# die before /init, only for that kernel, boot it once more, loudly;
-	# its log is kept.
-	if [ "$v" = stock ] && ! grep -q '^HARNESS: guest up' "$OUT/check-$v/tests.log" 2>/dev/null; then
-		warn "boot[stock]: the guest never reached /init: $(grep -m1 -E 'Oops:|BUG:|Kernel panic' "$OUT/check-$v/console.log" 2>/dev/null); booting it once more (first console: $OUT/stock-boot1-console.log)"
-		cp "$OUT/check-$v/console.log" "$OUT/stock-boot1-console.log" 2>/dev/null
+	# die before /init, only for that kernel (retry_before_init in
+	# scripts/kernels.py), boot it once more, loudly; its log is kept.
+	if [ "$K_RETRY_BEFORE_INIT" = 1 ] && ! grep -q '^HARNESS: guest up' "$OUT/check-$v/tests.log" 2>/dev/null; then
+		warn "boot[$v]: the guest never reached /init: $(grep -m1 -E 'Oops:|BUG:|Kernel panic' "$OUT/check-$v/console.log" 2>/dev/null); booting it once more (first console: $OUT/$v-boot1-console.log)"
+		cp "$OUT/check-$v/console.log" "$OUT/$v-boot1-console.log" 2>/dev/null
 		rm -rf "$OUT/check-$v"
-		"$TOP/scripts/boot.sh" "$v" $mode "$OUT/check-$v" || true
+		"$TOP/scripts/boot.sh" "$v" "$K_MODE" "$OUT/check-$v" || true
 	fi
 	runs+=("$v=$OUT/check-$v")
-	[ "$v" = stock ] || objdirs+=(--objdir "$v=$BUILD/obj/$v")
+	[ "$K_FOREIGN" = 1 ] || objdirs+=(--objdir "$v=$BUILD/obj/$v")
 	decode "$v" "$OUT/check-$v"
 	perf_check "$v" "$OUT/check-$v"
 	# The fuzzer's summary: operations, fault injections, leaks.
@@ -115,18 +117,19 @@ for v in $VARIANTS; do
 done
 
 # The second boot of each kernel but debug (SMP8_VARIANTS, default
-# VARIANTS without debug; empty for none): 8 CPUs, the smp8 list of
+# the kernels of VARIANTS whose row in scripts/kernels.py says smp8;
+# empty for none): 8 CPUs, the smp8 list of
 # tests/suites.py (the cases where the number of CPUs matters), run
 # label "<v>@smp8", 6 GiB.  Not debug by default: it would cost make
 # check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
 # costs a minute of TCG time).  KUnit ran in the main boot: not again
 # here.
-SMP8_VARIANTS=${SMP8_VARIANTS-$(for v in $VARIANTS; do case $v in debug|stock) ;; *) printf '%s ' "$v" ;; esac; done)}
+SMP8_VARIANTS=${SMP8_VARIANTS-$(variants smp8)}
 for v in $SMP8_VARIANTS; do
-	l=$v@smp8 rd=$OUT/check-$v-smp8 mem=6G
-	[ "$v" != debug ] || mem=2G
+	variant_env "$v"
+	l=$v@smp8 rd=$OUT/check-$v-smp8
 	rm -rf "$rd"
-	SMP=8 MEM=$mem APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
+	SMP=8 MEM=$K_SMP8_MEM APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
 	decode "$l" "$rd"
@@ -139,13 +142,15 @@ done
 # -1 on a root file system with bash and coreutils
 # (scripts/guest/kselftest-run), run label "qemu@kselftest", judged by the
 # runner's TAP, one result per program.  Not compared: one kernel.
-if [[ " $VARIANTS " == *" qemu "* ]]; then
-	l=qemu@kselftest rd=$OUT/check-qemu-kselftest
+# (The kernel: kselftest in scripts/kernels.py, if among VARIANTS.)
+for v in $(variants kselftest); do
+	[[ " $VARIANTS " == *" $v "* ]] || continue
+	l=$v@kselftest rd=$OUT/check-$v-kselftest
 	rm -rf "$rd"
-	TIMEOUT=${TIMEOUT:-2100} APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" qemu kselftest "$rd" || true
+	TIMEOUT=${TIMEOUT:-2100} APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" kselftest "$rd" || true
 	runs+=("$l=$rd")
-	objdirs+=(--objdir "$l=$BUILD/obj/qemu")
-fi
+	objdirs+=(--objdir "$l=$BUILD/obj/$v")
+done
 
 # perf_fuzzer's short run on each kernel, side by side: random, so its
 # figures differ between kernels and are not compared; its pass or fail
@@ -158,42 +163,56 @@ for v in $VARIANTS; do
 	[ -z "$ip" ] || info "perf_fuzzer[$v]: the fatal access was in $(addr2line -f -s -e "$BUILD/guest/perf_fuzzer" "$ip" | paste -sd' ')"
 done
 
-# Ours against upstream: the same guest must give the same results, in
-# the main boots and in the 8-CPU ones.
-# versus KERNELS SUFFIX: qemu and upstream are both among KERNELS, and
-# their runs check-qemu$SUFFIX and check-upstream$SUFFIX are compared.
+# Each kernel against the one its row of scripts/kernels.py compares it
+# with (compare), if both were booted.  "all": ours (qemu) against
+# upstream, the same guest must give the same results, every result and
+# every file under $AUXLAB_OUT/diff, in the main boots and in the 8-CPU
+# ones (suite compare/ours-vs-upstream[@smp8]).  "subset": Debian's stock
+# kernel against upstream, on the suites the stock boot runs: the same
+# results, or a difference tests/suites.py explains (what ptsim as a
+# module and a kernel without this series cannot do).
+# versus V W KIND SUFFIX: compare run check-V$SUFFIX with check-W$SUFFIX.
 versus() {
-	local tap=$OUT/compare$2.tap
-	[[ " $1 " == *" qemu "* && " $1 " == *" upstream "* ]] || return 0
-	stage "compare${2:+[${2#-}]}: ours (qemu) vs upstream, every result and every file under \$AUXLAB_OUT/diff"
-	if compare_runs "$OUT/check-qemu$2" "$OUT/check-upstream$2" "$tap"; then
-		info "compare${2:+[${2#-}]}: identical ($(grep -c '^ok ' "$tap") suites and files)"
+	local v=$1 w=$2 kind=$3 sfx=$4 vs ws tap name
+	variant_env "$w"
+	ws=$K_SIDE
+	variant_env "$v"
+	vs=$K_SIDE
+	name=compare/$vs-vs-$ws${sfx/-/@}
+	if [ "$kind" = all ]; then
+		tap=$OUT/compare$sfx.tap
+		stage "compare${sfx:+[${sfx#-}]}: $vs ($v) vs $ws, every result and every file under \$AUXLAB_OUT/diff"
+		if compare_runs "$OUT/check-$v$sfx" "$OUT/check-$w$sfx" "$tap"; then
+			info "compare${sfx:+[${sfx#-}]}: identical ($(grep -c '^ok ' "$tap") suites and files)"
+		else
+			warn "compare${sfx:+[${sfx#-}]}: $vs and $ws differ (TAP: $tap):"
+			grep -v '^ok \|^TAP version\|^1\.\.' "$tap" | head -n 80 | sed 's/^/    /'
+		fi
 	else
-		warn "compare${2:+[${2#-}]}: ours and upstream differ (TAP: $tap):"
-		grep -v '^ok \|^TAP version\|^1\.\.' "$tap" | head -n 80 | sed 's/^/    /'
+		tap=$OUT/compare-$v.tap
+		stage "compare[$v]: $v vs $ws, on the $v boot's suites"
+		if "$TOP/scripts/compare.py" --names "$v,$ws" --subset \
+			--explained "$OUT/$v-differences" \
+			"$OUT/check-$v" "$OUT/check-$w" >"$tap" 2>&1; then
+			info "compare[$v]: $(grep -c '^ok ' "$tap") suites and files identical or explained"
+		else
+			warn "compare[$v]: $v and $ws differ (TAP: $tap):"
+			grep -v '^ok \|^TAP version\|^1\.\.' "$tap" | head -n 80 | sed 's/^/    /'
+		fi
+		grep '(explained: ' "$tap" | sed 's/^ok [0-9]* - /    explained: /' || true
 	fi
-	taps+=(--tap "compare/ours-vs-upstream${2/-/@}=$tap")
+	taps+=(--tap "$name=$tap")
 }
-versus "$VARIANTS" ""
-versus "$SMP8_VARIANTS" -smp8
-
-# Debian's stock kernel against upstream, on the suites the stock boot
-# runs: the same results, or a difference tests/suites.py explains (what
-# ptsim as a module and a kernel without this series cannot do).
-if [[ " $VARIANTS " == *" stock "* && " $VARIANTS " == *" upstream "* ]]; then
-	tap=$OUT/compare-stock.tap
-	stage "compare[stock]: Debian's stock kernel vs upstream, on the stock boot's suites"
-	if "$TOP/scripts/compare.py" --names stock,upstream --subset \
-		--explained "$OUT/stock-differences" \
-		"$OUT/check-stock" "$OUT/check-upstream" >"$tap" 2>&1; then
-		info "compare[stock]: $(grep -c '^ok ' "$tap") suites and files identical or explained"
-	else
-		warn "compare[stock]: stock and upstream differ (TAP: $tap):"
-		grep -v '^ok \|^TAP version\|^1\.\.' "$tap" | head -n 80 | sed 's/^/    /'
-	fi
-	grep '(explained: ' "$tap" | sed 's/^ok [0-9]* - /    explained: /' || true
-	taps+=(--tap "compare/stock-vs-upstream=$tap")
-fi
+for v in $VARIANTS; do
+	variant_env "$v"
+	[ -n "$K_COMPARE" ] || continue
+	read -r w kind <<<"$K_COMPARE"
+	[[ " $VARIANTS " == *" $w "* ]] || continue
+	versus "$v" "$w" "$kind" ""
+	[ "$kind" = all ] || continue
+	[[ " $SMP8_VARIANTS " == *" $v "* && " $SMP8_VARIANTS " == *" $w "* ]] || continue
+	versus "$v" "$w" "$kind" -smp8
+done
 
 # The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
 # ours; ARM64=0 skips the gate (a skip, never a pass).

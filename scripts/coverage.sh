@@ -28,7 +28,8 @@
 # figure below the goal fail make coverage (exit status 1).  The suites'
 # own results are summarised ("results: ...") but judged by make check.
 #
-# Variables: COVERAGE_KERNELS (default "ours upstream"), TIMEOUT.
+# Variables: COVERAGE_KERNELS (default "ours upstream": the sides whose
+# gcov variants scripts/kernels.py names), TIMEOUT.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -55,11 +56,10 @@ place_gcda() {	# place_gcda RUNDIR OBJDIR VARIANT
 }
 
 for k in $kernels; do
-	case $k in
-	ours) v=cov; files=(aux.c flush.c ptsim-engine.c ptsim-pmu.c ptsim-bench.c ptsim-mark.c) ;;
-	upstream) v=cov-upstream; files=(ring_buffer.c core.c) ;;
-	*) die "coverage: unknown kernel $k (ours or upstream)" ;;
-	esac
+	# The gcov variant of each, its files and goal: scripts/kernels.py.
+	v=$(python3 "$TOP/scripts/kernels.py" coverage "$k") || die "coverage: unknown kernel $k"
+	variant_env "$v"
+	read -ra files <<<"$K_COVERAGE_FILES"
 	o=$(realpath "$BUILD/obj/$v")
 	rd=$C/run-$k
 	rm -rf "$rd" "${C:?}/$k"
@@ -92,7 +92,7 @@ for k in $kernels; do
 		>"$C/$k/genhtml.log" 2>&1 || warn "coverage[$k]: genhtml failed (see $C/$k/genhtml.log)"
 	args=(--info "$C/$k/lcov.info" --label "$k" --out "$C/$k")
 	for f in "${files[@]}"; do args+=(--file "$f"); done
-	if [ "$k" = ours ]; then
+	if [ "$K_COVERAGE_GOAL" = 1 ]; then
 		args+=(--goal "aux.c=$GOAL" --goal "flush.c=$GOAL" --unreachable "$TOP/tests/coverage/unreachable")
 	else
 		# The upstream code our rewrite replaces, function by function

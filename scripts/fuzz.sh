@@ -51,6 +51,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 v=${FUZZ_KERNEL:-debug}
+# Any kernel built here (scripts/kernels.py: list built).
+[[ " $(variants built) " == *" $v "* ]] || die "fuzz: FUZZ_KERNEL=$v is not a kernel built here ($(variants built))"
 seed=${SEED:-1}
 ops=${OPS:-2000}
 pf_ops=${PF_OPS:-20000}

@@ -26,7 +26,7 @@ set -uo pipefail
 
 tap=${1:?usage: kunit-check.sh TAPFILE}
 manifest=$(python3 "$TOP/tests/suites.py" manifest) || die "tests/suites.py manifest failed"
-VARIANTS=${VARIANTS:-qemu debug upstream}
+VARIANTS=${VARIANTS:-$(variants check)}
 done_cfg=()
 ktap_open "$tap"
 res() {	# res ok|not-ok DESCRIPTION [DETAIL...]
@@ -38,9 +38,11 @@ res() {	# res ok|not-ok DESCRIPTION [DETAIL...]
 
 for rel in kernel/events drivers/hwtracing/ptsim; do
 	for v in $VARIANTS; do
-		# Debian's stock kernel has no KUnit suite of ours.
-		[ "$v" != stock ] || continue
-		case $v in upstream) tree=$UTREE ;; *) tree=$TREE ;; esac
+		# A kernel not built here (Debian's stock one) has no KUnit
+		# suite of ours.
+		variant_env "$v"
+		[ -n "$K_TREE" ] || continue
+		tree=$K_SRC
 		kc=$tree/$rel/.kunitconfig
 		[ -f "$kc" ] || continue
 		cfg=$BUILD/obj/$v/.config
@@ -48,7 +50,7 @@ for rel in kernel/events drivers/hwtracing/ptsim; do
 
 		# 1. kunit.py's own check, on a throwaway build directory; once
 		# per tree (qemu and debug share the ours tree).
-		t=$([ "$tree" = "$UTREE" ] && echo upstream || echo ours)
+		t=$K_TREE
 		if [[ " ${done_cfg[*]:-} " != *" $t:$rel "* ]]; then
 			done_cfg+=("$t:$rel")
 			kd=$BUILD/kunit-check/$t/${rel//\//_}

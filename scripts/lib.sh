@@ -7,7 +7,14 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=$(realpath -m "${BUILD:-$TOP/build}")
 OUT=$(realpath -m "${OUT:-$TOP/out}")
 CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
-TREE=$BUILD/linux
+# The base (BASE, default the table's DEFAULT_BASE) and its pins, from the
+# one table of bases and variants, scripts/kernels.py: BASE_NAME, BASE_PKG,
+# BASE_VERSION, BASE_SHA256, BASE_SUITE, BASE_TREE, ... and, if make check
+# boots Debian's stock kernel of it, STOCK_*.
+_base_sh=$(python3 "$TOP/scripts/kernels.py" base-sh) || { echo "scripts/kernels.py base-sh failed" >&2; exit 1; }
+eval "$_base_sh"
+unset _base_sh
+TREE=$BUILD/$BASE_TREE
 # The "upstream" kernel's tree: a second work tree of $TREE's repository
 # (git worktree), at branch "upstream".  Its objects are built in
 # $BUILD/upstream/obj/qemu: the same position relative to its source as
@@ -16,7 +23,7 @@ TREE=$BUILD/linux
 # directory, sees the same command lines and hits on the objects the ours
 # tree has cached.  $BUILD/obj/upstream is a symlink to it, so every
 # variant's objects are $BUILD/obj/<variant>.
-UTREE=$BUILD/upstream/linux
+UTREE=$BUILD/$BASE_UTREE
 JOBS=${JOBS:-$(nproc)}
 export TOP BUILD OUT CACHE TREE UTREE JOBS
 
@@ -117,9 +124,118 @@ ktap_emit() {
 	ktap_print_totals
 }
 
-# Pinned base version and checksum live in one file.
-# shellcheck source=../scripts/base.env
-. "$TOP/scripts/base.env"
+# variant_env VARIANT: its row of scripts/kernels.py's VARIANTS as shell
+# variables K_*: K_TREE (ours, upstream or empty: not built here), K_SIDE,
+# K_FRAGS, K_REWRITE_FRAGS, K_KNOWN_ONLY, K_OBJ, K_HEADERS, K_GCOV,
+# K_COVERAGE*, K_CHECK, K_SMP8, K_SMP8_MEM, K_KSELFTEST, K_BENCH,
+# K_COMPARE ("VARIANT all|subset"), K_FOREIGN, K_MODE, K_KERNEL, K_INITRD,
+# K_TEST_MODULES, K_TIMEOUT, K_CPU, K_TCG_THREADS, K_RETRY_BEFORE_INIT
+# (booleans 1 or 0, lists blank-separated); K_SRC, the tree's directory.
+variant_env() {
+	local s
+	s=$(python3 "$TOP/scripts/kernels.py" sh "$1") || die "no kernel variant $1"
+	eval "$s"
+	# shellcheck disable=SC2034	# for the caller
+	case $K_TREE in
+	ours) K_SRC=$TREE ;;
+	upstream) K_SRC=$UTREE ;;
+	*) K_SRC= ;;
+	esac
+}
+
+# variants WHAT: the variant names of scripts/kernels.py list WHAT.
+variants() { python3 "$TOP/scripts/kernels.py" list "$1"; }
+
+# -- Debian packages -----------------------------------------------------------
+# apt_config SUITE: APT_GET and APT_CACHE, the apt-get and apt-cache
+# commands that see SUITE.  Empty: the machine's own apt configuration.
+# Otherwise a project-local one, under $BUILD/apt/SUITE: its own sources
+# file (SUITE of APT_MIRROR, signed by APT_KEYRING: scripts/kernels.py),
+# package lists and cache; the machine's apt sources are neither read nor
+# changed.
+apt_config() {
+	APT_GET=(apt-get) APT_CACHE=(apt-cache) APT_SUITE=$1
+	[ -n "$1" ] || return 0
+	local d=$BUILD/apt/$1 aptopts
+	[ -f "$APT_KEYRING" ] || die "no $APT_KEYRING (debian-archive-keyring)"
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/preferences.d"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$APT_MIRROR" "$1" "$APT_KEYRING" >"$d/auxlab.sources.new"
+	if cmp -s "$d/auxlab.sources.new" "$d/auxlab.sources"; then
+		rm -f "$d/auxlab.sources.new"
+	else
+		mv "$d/auxlab.sources.new" "$d/auxlab.sources"
+		rm -rf "$d/lists" && mkdir -p "$d/lists/partial"
+	fi
+	aptopts=(-o "Dir::Etc::SourceList=$d/auxlab.sources" -o Dir::Etc::SourceParts=-
+		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache"
+		-o "Dir::Etc::PreferencesParts=$d/preferences.d" -o Dir::Etc::Preferences=/dev/null)
+	APT_GET=(apt-get "${aptopts[@]}") APT_CACHE=(apt-cache "${aptopts[@]}")
+	# A new configuration has no package lists yet.
+	[ -n "$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -print -quit)" ] || apt_update
+}
+# apt_update: refresh the package lists of the configuration apt_config set.
+apt_update() {
+	info "refreshing apt lists${APT_SUITE:+ ($APT_SUITE, in $BUILD/apt/$APT_SUITE)}"
+	"${APT_GET[@]}" update -qq
+}
+
+# apt_fetch DIR WHAT KEY VERSION NEWEST PKGS-FN: the Debian packages that
+# the function PKGS-FN prints for the package KEY (KEY itself, or KEY
+# and its companions), at VERSION, downloaded into DIR (unless they are
+# there) with the commands of apt_config.  If the archive no longer has
+# VERSION (the security archive drops superseded ones), the newest
+# package whose name matches the regular expression NEWEST, at its
+# candidate version, with a loud warning: WHAT names the base for it.
+# Sets FETCHED_KEY and FETCHED_VERSION; the caller checks the sha256s
+# (deb_file, deb_verify).
+apt_fetch() {
+	local dir=$1 what=$2 key=$3 version=$4 newest=$5 fn=$6 p missing=
+	mkdir -p "$dir"
+	for p in $("$fn" "$key"); do [ -n "$(deb_file "$dir" "$p" "$version")" ] || missing=1; done
+	# shellcheck disable=SC2034	# for the caller
+	FETCHED_KEY=$key FETCHED_VERSION=$version
+	[ -n "$missing" ] || return 0
+	# shellcheck disable=SC2046
+	apt_download "$dir" "$version" $("$fn" "$key") && return 0
+	# A machine whose lists are old: refresh once, then retry.
+	apt_update
+	# shellcheck disable=SC2046
+	apt_download "$dir" "$version" $("$fn" "$key") && return 0
+	key=$("${APT_CACHE[@]}" search --names-only "$newest" | cut -d' ' -f1 | sort -V | tail -n1)
+	[ -n "$key" ] || die "no package matching $newest in the apt archive (run apt-get update?)"
+	version=$("${APT_CACHE[@]}" policy "$key" | awk '/Candidate:/ {print $2}')
+	if [ -z "$version" ] || [ "$version" = "(none)" ]; then die "no candidate version of $key in the apt archive"; fi
+	cat >&2 <<-MSG
+	************************************************************
+	WARNING: $3 $4 is no longer in the archive.
+	WARNING: Falling back to the newest $what: $key $version.
+	WARNING: Its sha256 is not pinned; update scripts/kernels.py (BASES["$what"]).
+	************************************************************
+	MSG
+	# shellcheck disable=SC2046
+	apt_download "$dir" "$version" $("$fn" "$key") || die "cannot download $key $version: $(cat "$dir/download.err")"
+	FETCHED_KEY=$key FETCHED_VERSION=$version
+}
+# apt_download DIR VERSION PKG...: apt-get download each PKG=VERSION into
+# DIR; apt's complaints in DIR/download.err.
+apt_download() {
+	local dir=$1 v=$2
+	shift 2
+	(cd "$dir" && "${APT_GET[@]}" download "${@/%/=$v}" 2>"$dir/download.err")
+}
+# deb_file DIR PKG VERSION: the file apt-get download made of it, if any.
+deb_file() {
+	local f
+	for f in "$1/${2}_${3//:/%3a}_"*.deb; do [ -f "$f" ] && echo "$f"; done
+	return 0
+}
+# deb_verify FILE SHA256: fails, naming both, if FILE's sha256 differs.
+deb_verify() {
+	local sum
+	sum=$(sha256sum "$1" | cut -d' ' -f1)
+	[ "$sum" = "$2" ] || die "sha256 mismatch for $1: got $sum, pinned $2"
+}
 
 # extract_base DEB DEST PKG VERSION: unpack the kernel source of the Debian
 # package DEB into DEST (emptied first) and record it as one git commit on

@@ -703,10 +703,11 @@ def check_noaux(tap, name, d):
 
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    build = os.environ.get('BUILD') or os.path.join(top, 'build')
     ap = argparse.ArgumentParser()
-    ap.add_argument('--perf', default=os.path.join(top, 'build/perf/perf'))
-    ap.add_argument('--decoder', default=os.path.join(top, 'build/host/aux-decode'))
-    ap.add_argument('--symfs', default=os.path.join(top, 'build/initramfs'),
+    ap.add_argument('--perf', default=os.path.join(build, 'perf/perf'))
+    ap.add_argument('--decoder', default=os.path.join(build, 'host/aux-decode'))
+    ap.add_argument('--symfs', default=os.path.join(build, 'initramfs'),
                     help='the guest\'s files, for perf to find the traced code')
     ap.add_argument('--summary', action='store_true', help='the perf-run line of case "demo"')
     ap.add_argument('rundir')

@@ -22,7 +22,8 @@ case $secs in ''|*[!0-9]*) die "profile: SECS must be a number" ;; esac
 dir=$OUT/profile
 mkdir -p "$dir"
 pids=()
-for v in qemu upstream; do
+pair=$(variants bench)
+for v in $pair; do
 	sock=$dir/$v.sock
 	rm -f "$sock"
 	SMP=1 TIMEOUT=$((secs * 4 + 300)) APPEND="nokaslr auxlab.load=$load,$secs" \
@@ -37,9 +38,10 @@ rc=0
 for p in "${pids[@]}"; do
 	wait "$p" || rc=1
 done
-for v in qemu upstream; do
+for v in $pair; do
+	variant_env "$v"
 	grep -h 'aux-bench: load' "$dir/$v-run/tests.log" || rc=1
-	echo "profile: $v ($([ $v = qemu ] && echo ours || echo upstream)), load $load, $secs s:"
+	echo "profile: $v ($K_SIDE), load $load, $secs s:"
 	sed -n '1,30p' "$dir/$v-$load.txt"
 done
 exit $rc

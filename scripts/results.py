@@ -62,6 +62,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # scripts/ktap.py: what is ours (a KCSAN report's accessing functions in
 # it make the report ours, see kcsan_report()).
 from ktap import OURS, our_functions  # noqa: E402
+import kernels  # noqa: E402
 
 TS = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 RESULT = re.compile(r'^(?P<ind>\s*)(?P<ok>ok|not ok) (?P<num>\d+)\s*-?\s*(?P<name>[^#]*?)'
@@ -454,8 +455,9 @@ FAILURE_ONLY = ('splat', 'guest', 'xfer', 'kunit', 'manifest')
 
 
 # Kernels not built here, which run a list of their own and have lines of
-# their own in the manifest: Debian's stock 6.12 (scripts/stock.sh).
-FOREIGN = ('stock',)
+# their own in the manifest: Debian's stock kernel (scripts/stock.sh);
+# "foreign" in scripts/kernels.py.
+FOREIGN = kernels.foreign()
 
 
 def kernel_matches(label, kernels):

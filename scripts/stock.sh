@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage 3s: Debian's stock 6.12 kernel for make check's "stock" boot:
-# the signed image and its headers at the version scripts/stock.env pins
-# (apt-get download, sha256-checked, cached in ~/.cache/auxlab/stock; if
-# the archive dropped that version, the newest linux-image-6.12.*+deb12-amd64
-# with a loud warning, as fetch-base.sh does for the base), extracted
+# Stage 3s: Debian's stock kernel of the base for make check's "stock"
+# boot: the signed image and its headers at the version scripts/kernels.py
+# pins (BASES: stock; apt-get download, sha256-checked, cached in
+# ~/.cache/auxlab/stock; if the archive dropped that version, the newest
+# image its "newest" expression matches, with a loud warning: apt_fetch
+# in lib.sh, as for the base), extracted
 # into $BUILD/stock/root; ptsim.ko built against the headers with
 # tools/ptsim-dkms, as a user would; and the archive boot.sh appends to
 # the initramfs for this kernel ($BUILD/stock/modules.cpio.gz):
@@ -20,72 +21,40 @@
 # a module.  FETCH_ONLY=1 stops after the download and checksums.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$TOP/scripts/stock.env"
+[ -n "$STOCK_VERSION" ] || die "base $BASE_NAME has no stock kernel (scripts/kernels.py)"
 
 S=$BUILD/stock
 C=$CACHE/stock
 mkdir -p "$C" "$S"
-pkgs() {	# the four packages of ABI $1
-	echo "linux-image-$1-amd64 linux-headers-$1-amd64 linux-headers-$1-common linux-kbuild-$1"
-}
-deb_of() {	# deb_of PKG VERSION: its file name as apt-get download names it
-	local arch=amd64
-	case $1 in *-common) arch=all ;; esac
-	echo "$C/${1}_${2//:/%3a}_$arch.deb"
-}
-dl() {	# dl VERSION PKG...
-	local v=$1
-	shift
-	(cd "$C" && apt-get download "${@/%/=$v}" 2>"$C/download.err")
+pkgs() {	# pkgs IMAGE: the four packages of linux-image-<abi>-amd64
+	local abi=${1#linux-image-}
+	abi=${abi%-amd64}
+	echo "linux-image-$abi-amd64 linux-headers-$abi-amd64 linux-headers-$abi-common linux-kbuild-$abi"
 }
 
-version=$STOCK_VERSION abi=$STOCK_ABI
-missing=
-for p in $(pkgs "$abi"); do [ -f "$(deb_of "$p" "$version")" ] || missing=1; done
-if [ -n "$missing" ]; then
-	stage "stock: fetching Debian's linux-image-$abi-amd64 $version and its headers"
-	# shellcheck disable=SC2046
-	dl "$version" $(pkgs "$abi") ||
-	{ info "refreshing apt lists"; apt-get update -qq; dl "$version" $(pkgs "$abi"); } ||
-	{
-		# The security archive drops superseded versions: the newest
-		# 6.12 image of the archive, visibly.
-		img=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' |
-			cut -d' ' -f1 | sort -V | tail -n1)
-		[ -n "$img" ] || die "no linux-image-6.12.*+deb12-amd64 in the apt archive (run apt-get update?)"
-		abi=${img#linux-image-}
-		abi=${abi%-amd64}
-		version=$(apt-cache policy "$img" | awk '/Candidate:/ {print $2}')
-		cat >&2 <<-MSG
-		************************************************************
-		WARNING: linux-image-$STOCK_ABI-amd64 $STOCK_VERSION is no longer in the archive.
-		WARNING: Falling back to the newest 6.12: $img $version.
-		WARNING: Its sha256 is not pinned; update scripts/stock.env.
-		************************************************************
-		MSG
-		# shellcheck disable=SC2046
-		dl "$version" $(pkgs "$abi") || die "cannot download $img $version: $(cat "$C/download.err")"
-	}
-fi
-for p in $(pkgs "$abi"); do
-	deb=$(deb_of "$p" "$version")
-	sum=$(sha256sum "$deb" | cut -d' ' -f1)
-	if [ "$version" = "$STOCK_VERSION" ]; then
+info "stock: Debian's linux-image-$STOCK_ABI-amd64 $STOCK_VERSION and its headers"
+apt_config "$BASE_SUITE"
+apt_fetch "$C" "$BASE_NAME" "linux-image-$STOCK_ABI-amd64" "$STOCK_VERSION" "$STOCK_NEWEST" pkgs
+version=$FETCHED_VERSION abi=${FETCHED_KEY#linux-image-}
+abi=${abi%-amd64}
+for p in $(pkgs "$FETCHED_KEY"); do
+	deb=$(deb_file "$C" "$p" "$version")
+	if [ "$version" = "$STOCK_PINNED" ]; then
 		case $p in
 		linux-image-*) want=$STOCK_SHA256_IMAGE ;;
 		*-common) want=$STOCK_SHA256_COMMON ;;
 		linux-headers-*) want=$STOCK_SHA256_HEADERS ;;
 		linux-kbuild-*) want=$STOCK_SHA256_KBUILD ;;
 		esac
-		[ "$sum" = "$want" ] || die "sha256 mismatch for $deb: got $sum, pinned $want"
+		deb_verify "$deb" "$want"
 	else
-		warn "unpinned $p $version, sha256 $sum"
+		warn "unpinned $p $version, sha256 $(sha256sum "$deb" | cut -d' ' -f1)"
 	fi
 done
-if [ "$version" = "$STOCK_VERSION" ]; then
-	info "stock: $(pkgs "$abi" | wc -w) packages of $abi $version, sha256 ok"
+if [ "$version" = "$STOCK_PINNED" ]; then
+	info "stock: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, sha256 ok"
 else
-	warn "stock: $(pkgs "$abi" | wc -w) packages of $abi $version, NOT pinned (see above)"
+	warn "stock: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, NOT pinned (see above)"
 fi
 [ -z "${FETCH_ONLY:-}" ] || exit 0
 
@@ -94,7 +63,7 @@ R=$S/root
 if [ "$(cat "$S/extracted" 2>/dev/null)" != "$rel $version" ]; then
 	stage "stock: extracting into $R"
 	rm -rf "$R" "$S/extracted"
-	for p in $(pkgs "$abi"); do dpkg-deb -x "$(deb_of "$p" "$version")" "$R"; done
+	for p in $(pkgs "$FETCHED_KEY"); do dpkg-deb -x "$(deb_file "$C" "$p" "$version")" "$R"; done
 	# The headers' Makefile includes the common one by its absolute
 	# path under /usr/src: point it at the extracted one.
 	sed -i "s|^include /usr/src/|include $R/usr/src/|" "$R/usr/src/linux-headers-$rel/Makefile"

@@ -4,8 +4,9 @@
 # gate, the offending lines as "# " diagnostics).  Run by "make check".
 #
 #   spdx        every file of the repository carries an SPDX line near
-#               its top (patches are diffs and exempt; a PNG has it in
-#               a FILE.png.license beside it)
+#               its top (patches are diffs and exempt, and so are perf's
+#               asciidoc pages, which upstream writes without one; a PNG
+#               has it in a FILE.png.license beside it)
 #   kernel-doc  scripts/kernel-doc -none -Wall: no warnings on our kernel
 #               sources and headers
 #   sparse      make C=2 on each of our kernel objects: no warnings
@@ -29,7 +30,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Our files: what assemble.sh copies into the tree, plus the harness.
 mapfile -t ours < <(cd "$TOP" && git ls-files --cached --others --exclude-standard)
 for f in "${ours[@]}"; do
-	case $f in *.patch) continue ;; esac
+	# perf's asciidoc pages carry no SPDX line upstream (its build takes
+	# the page as it is): ours follows them.
+	case $f in *.patch | tools/perf/Documentation/*.txt) continue ;; esac
 	[ -f "$TOP/$f" ] || continue
 	# A binary file (the README's plot) carries its SPDX line in a
 	# FILE.license next to it, as the REUSE specification has it.

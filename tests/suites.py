@@ -41,6 +41,9 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts'))
+import kernels  # noqa: E402
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get('BUILD') or os.path.join(TOP, 'build')
 GUEST = os.environ.get('GUEST') or os.path.join(BUILD, 'guest')
@@ -50,8 +53,9 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # The boot modes whose runs results.py checks against the manifest, and
 # the run labels (kernels) each one's minimum applies to: "*" the main
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
-# Debian's kernel, "*@kselftest" the runner's boot (scripts/check.sh).
-MANIFEST_KERNELS = {'check': '*', 'stock': 'stock', 'smp8': '*@smp8',
+# the kernels whose main boot runs the stock list (Debian's kernel:
+# scripts/kernels.py), "*@kselftest" the runner's boot (scripts/check.sh).
+MANIFEST_KERNELS = {'check': '*', 'stock': ','.join(kernels.of_mode('stock')), 'smp8': '*@smp8',
                     'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
 INCLUDES = {'coverage': 'check'}

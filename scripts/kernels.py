@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The bases and the kernel variants, in one table each (BASES, VARIANTS).
+
+A base is a Debian source package of Linux, pinned by version and
+sha256: where apt finds it, Debian's stock kernel of the same version
+if make check boots one, and the directory it is extracted into.  A
+variant is one kernel the harness builds or boots: its tree, its config
+fragments, its boot quirks, whether make check boots it (and with 8
+CPUs), and which kernel it is compared with.  Everything else reads
+these tables, as tests/suites.py is read for the suites:
+
+  kernels.py base-sh [BASE]    the base's pins (and APT_MIRROR, APT_KEYRING)
+                               as shell assignments
+                               (scripts/lib.sh; BASE, default the
+                               DEFAULT_BASE; BASE_VERSION, STOCK_VERSION
+                               and STOCK_ABI in the environment override
+                               the pins, for the harness self-test)
+  kernels.py sh VARIANT        a variant's row as shell assignments K_*
+                               (scripts/lib.sh, variant_env)
+  kernels.py list WHAT         variant names, in table order: "check" (make
+                               check's default VARIANTS), "smp8" (the
+                               default SMP8_VARIANTS of VARIANTS, read
+                               from the environment), "kselftest", "bench"
+                               (ours, then what it is compared with),
+                               "built" (every kernel built here), "bases"
+  kernels.py coverage NAME     the gcov variant of COVERAGE_KERNELS' NAME
+  kernels.py table             both tables, for a reader
+
+Python code imports the module (results.py's FOREIGN, suites.py's
+MANIFEST_KERNELS).
+"""
+import argparse
+import os
+import shlex
+import sys
+
+# -- bases -----------------------------------------------------------------
+# pkg, version, sha256: the source package, pinned.  If the archive no
+# longer carries that version, scripts/fetch-base.sh falls back to the
+# newest of pkg (its candidate), loudly, its sha256 unpinned.
+# suite: where apt finds it.  None: the machine's own apt sources (for
+# 6.12: bookworm and bookworm-security); a suite name: a project-local
+# apt configuration under build/apt/<suite>/ that has only that suite
+# of APT_MIRROR, signed by APT_KEYRING (scripts/lib.sh, apt_config).
+# tree: the directory under build/ it is extracted into (a git
+# repository whose first commit, tag "base", is the pristine tree);
+# utree: the "upstream" work tree of the same repository.
+# stock: Debian's stock kernel of this base, which make check boots
+# (scripts/stock.sh): version and ABI of linux-image-<abi>-amd64, its
+# headers and kbuild, each package's sha256; newest: the regular
+# expression of the image packages the fallback picks the newest of.
+APT_MIRROR = 'http://deb.debian.org/debian'
+APT_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
+BASES = {
+    '6.12': {
+        'pkg': 'linux-source-6.12',
+        'version': '6.12.117-1~deb12u1',
+        'sha256': 'e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703',
+        'suite': None,
+        'tree': 'linux',
+        'utree': 'upstream/linux',
+        'stock': {
+            'version': '6.12.117-1~deb12u1',
+            'abi': '6.12.117+deb12',
+            'newest': r'^linux-image-6\.12\.[0-9]+\+deb12-amd64$',
+            'sha256': {
+                'image': '803d36a7cda13355ae8152122470288b2636f19f1cb58162dd9d8b408af9b1b4',
+                'headers': '8ee4c67f8399bc6f9aa1c5256d9d1b1b7eace76c7acca519e63f1b7df5fc4bd0',
+                'common': '0c70107dda266a9d26dc119d80a71589202b17fbf4d4ddf544681c89e2002742',
+                'kbuild': '69761d1daf39e43485d278cc7066f77c15edc3b881d6e47afd61cf0da0985677',
+            },
+        },
+    },
+    # Fetched and extracted only (make base BASE=7.3): no kernel of
+    # make check is built on it yet.
+    '7.3': {
+        'pkg': 'linux-source-7.3',
+        'version': '7.3.4-1~bpo13+1',
+        'sha256': '703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3',
+        'suite': 'trixie-backports',
+        'tree': 'linux-7.3',
+        'utree': 'upstream-7.3/linux',
+        'stock': None,
+    },
+}
+DEFAULT_BASE = '6.12'
+
+# -- variants --------------------------------------------------------------
+# tree: "ours" (the base and the whole series, build/linux), "upstream"
+# (the base and every commit before rewrite:, build/upstream/linux) or
+# None (not built here).  side: its name in a comparison and in make
+# bench's and make coverage's figures.
+# frags: the config fragments (configs/) over tinyconfig; rewrite_frags:
+# and those patches/rewrite keeps for ours; known_only: less the options
+# no Kconfig file of the tree defines.  obj: its objects under build/, if
+# not obj/<name> (then obj/<name> links there: see UTREE in lib.sh).
+# headers: headers_install into its objects (the guest is built against
+# ours').  gcov: the objects profiled; coverage: make coverage's name of
+# it, with the files reported and whether aux.c's goal applies.
+# check: make check boots it (its default VARIANTS); smp8: and a second
+# time with 8 CPUs (smp8_mem of memory); kselftest: and once more the
+# kernel CI way; bench: make bench and make profile boot it.
+# compare: (other variant, what): its results against the other's, all of
+# them ("all", in the 8-CPU boots too) or on the suites it runs, with the
+# explained differences ("subset").  foreign: not built here (results.py:
+# its own manifest lines, no objects).
+# Boot: mode (the guest's list: check, or its own), kernel and initrd
+# (an archive appended to the initramfs) under build/, test_modules
+# (tests/modules/ built against it), timeout, cpu, tcg_threads,
+# retry_before_init: booted once more if it dies before /init.
+OURS_GCOV = ['kernel/events/aux.o', 'kernel/events/flush.o',
+             'drivers/hwtracing/ptsim/ptsim-engine.o', 'drivers/hwtracing/ptsim/ptsim-pmu.o',
+             'drivers/hwtracing/ptsim/ptsim-bench.o', 'drivers/hwtracing/ptsim/ptsim-mark.o']
+UPSTREAM_GCOV = ['kernel/events/ring_buffer.o', 'kernel/events/core.o']
+DEFAULTS = {
+    'tree': 'ours', 'side': None, 'frags': ['qemu.config'], 'rewrite_frags': False,
+    'known_only': False, 'obj': None, 'headers': True, 'gcov': [], 'coverage': None,
+    'coverage_files': [], 'coverage_goal': False,
+    'check': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False, 'bench': False,
+    'compare': None, 'foreign': False,
+    'mode': 'check', 'kernel': None, 'initrd': None, 'test_modules': True,
+    'timeout': 1200, 'cpu': 'max', 'tcg_threads': None, 'retry_before_init': False,
+}
+VARIANTS = {
+    'qemu': {'side': 'ours', 'rewrite_frags': True, 'check': True, 'smp8': True,
+             'kselftest': True, 'bench': True, 'compare': ('upstream', 'all')},
+    'debug': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'debug.config'],
+              'check': True, 'smp8_mem': '2G', 'timeout': 2400},
+    'upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream/obj/qemu',
+                 'headers': False, 'check': True, 'smp8': True, 'bench': True},
+    'stock': {'tree': None, 'side': 'stock', 'check': True, 'foreign': True,
+              'compare': ('upstream', 'subset'), 'mode': 'stock',
+              'kernel': 'stock/vmlinuz', 'initrd': 'stock/modules.cpio.gz',
+              'test_modules': False, 'cpu': 'max,-cx16', 'tcg_threads': 'single',
+              'retry_before_init': True},
+    'kcsan': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'kcsan.config']},
+    'base': {'known_only': True},
+    'cov': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'coverage.config'],
+            'gcov': OURS_GCOV, 'coverage': 'ours', 'coverage_goal': True,
+            'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in OURS_GCOV]},
+    'cov-upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream/obj/cov',
+                     'frags': ['qemu.config', 'coverage.config'], 'gcov': UPSTREAM_GCOV,
+                     'coverage': 'upstream',
+                     'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
+}
+
+
+def variant(name):
+    if name not in VARIANTS:
+        raise KeyError(f'unknown kernel variant {name!r} (scripts/kernels.py: '
+                       f'{" ".join(VARIANTS)})')
+    return {**DEFAULTS, **VARIANTS[name]}
+
+
+def names(key):
+    return [n for n in VARIANTS if variant(n)[key]]
+
+
+def foreign():
+    """The kernels not built here (results.py's FOREIGN)."""
+    return tuple(names('foreign'))
+
+
+def of_mode(mode):
+    """The kernels whose main boot runs the guest list MODE."""
+    return [n for n in VARIANTS if variant(n)['mode'] == mode]
+
+
+def base(name=None):
+    name = name or os.environ.get('BASE') or DEFAULT_BASE
+    if name not in BASES:
+        raise KeyError(f'unknown base {name!r} (scripts/kernels.py: {" ".join(BASES)})')
+    return name, BASES[name]
+
+
+def sh(assign):
+    return ''.join(f'{k}={shlex.quote(str(v))}\n' for k, v in assign.items())
+
+
+def cmd_base_sh(a):
+    name, b = base(a.base)
+    env = os.environ.get
+    out = {'BASE_NAME': name, 'BASE_PKG': b['pkg'],
+           'BASE_VERSION': env('BASE_VERSION') or b['version'],
+           'BASE_PINNED': b['version'], 'BASE_SHA256': b['sha256'],
+           'BASE_SUITE': b['suite'] or '', 'BASE_TREE': b['tree'], 'BASE_UTREE': b['utree'],
+           'BASE_NEWEST': '^' + b['pkg'].replace('.', r'\.') + '$',
+           'APT_MIRROR': APT_MIRROR, 'APT_KEYRING': APT_KEYRING}
+    st = b['stock']
+    if st:
+        out.update({'STOCK_VERSION': env('STOCK_VERSION') or st['version'],
+                    'STOCK_ABI': env('STOCK_ABI') or st['abi'],
+                    'STOCK_PINNED': st['version'], 'STOCK_NEWEST': st['newest']})
+        out.update({f'STOCK_SHA256_{k.upper()}': v for k, v in st['sha256'].items()})
+    else:
+        out['STOCK_VERSION'] = ''
+    sys.stdout.write(sh(out))
+
+
+def cmd_sh(a):
+    v = variant(a.variant)
+    out = {'K_NAME': a.variant}
+    for k, val in v.items():
+        if isinstance(val, bool):
+            val = int(val)
+        elif isinstance(val, (list, tuple)):
+            val = ' '.join(val)
+        elif val is None:
+            val = ''
+        out['K_' + k.upper()] = val
+    sys.stdout.write(sh(out))
+
+
+def cmd_list(a):
+    if a.what == 'check':
+        out = names('check')
+    elif a.what == 'smp8':
+        chosen = os.environ.get('VARIANTS', '').split() or names('check')
+        out = [n for n in chosen if variant(n)['smp8']]
+    elif a.what == 'kselftest':
+        out = names('kselftest')
+    elif a.what == 'bench':
+        ours = names('bench')
+        out = sorted(ours, key=lambda n: variant(n)['side'] != 'ours')
+    elif a.what == 'built':
+        out = [n for n in VARIANTS if variant(n)['tree']]
+    elif a.what == 'bases':
+        out = list(BASES)
+    print(' '.join(out))
+
+
+def cmd_coverage(a):
+    for n in VARIANTS:
+        if variant(n)['coverage'] == a.name:
+            print(n)
+            return
+    sys.exit(f'coverage: unknown kernel {a.name} '
+             f'({" or ".join(variant(n)["coverage"] for n in names("coverage"))})')
+
+
+def cmd_table(a):
+    for name, b in BASES.items():
+        st = b['stock']
+        print(f'base {name}: {b["pkg"]} {b["version"]} from {b["suite"] or "the machine apt sources"}'
+              f', build/{b["tree"]}' + (f', stock {st["abi"]} {st["version"]}' if st else ''))
+    for n in VARIANTS:
+        v = variant(n)
+        what = [f'tree {v["tree"] or "(not built here)"}']
+        if v['tree']:
+            what.append('frags ' + '+'.join(v['frags']) + (' +rewrite' if v['rewrite_frags'] else ''))
+        what += [k for k in ('check', 'smp8', 'kselftest', 'bench', 'foreign') if v[k]]
+        if v['compare']:
+            what.append(f'compared with {v["compare"][0]} ({v["compare"][1]})')
+        print(f'variant {n}: ' + ', '.join(what))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    p = sub.add_parser('base-sh')
+    p.add_argument('base', nargs='?')
+    p.set_defaults(fn=cmd_base_sh)
+    p = sub.add_parser('sh')
+    p.add_argument('variant')
+    p.set_defaults(fn=cmd_sh)
+    p = sub.add_parser('list')
+    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'bench', 'built', 'bases'))
+    p.set_defaults(fn=cmd_list)
+    p = sub.add_parser('coverage')
+    p.add_argument('name')
+    p.set_defaults(fn=cmd_coverage)
+    sub.add_parser('table').set_defaults(fn=cmd_table)
+    a = ap.parse_args()
+    try:
+        a.fn(a)
+    except KeyError as e:
+        sys.exit(e.args[0])
+
+
+if __name__ == '__main__':
+    main()
