@@ -73,8 +73,10 @@ BENCH_KERNELS := $(shell python3 $(S)/kernels.py list bench)
 
 all: run
 
+# The packages, and the QEMU that boots the kernels (scripts/qemu.sh).
 deps:
 	@$(S)/deps.sh
+	@$(S)/qemu.sh
 
 base: deps
 	@$(S)/fetch-base.sh

@@ -76,7 +76,7 @@ for n in $(seq 1 "$BENCH_BOOTS"); do
 	boot_pair bench "$BENCH_SMP" "$n"
 	[ "$BENCH_CPUS" = 0 ] || boot_pair bench-cpus "$BENCH_CPUS" "cpus.$n"
 done
-qemu_version=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
+qemu_version=$("$QEMU_BIN" --version | sed -n '1s/.*version \([^ ]*\).*/QEMU \1/p')
 "$TOP/scripts/bench.py" --page "$TOP/bench" --mode "$mode" \
 	--machine "$(nproc) CPUs, $(uname -m), $(. /etc/os-release && echo "$PRETTY_NAME"), $qemu_version" \
 	--out "$B" "$so=$logs_o" "$su=$logs_u"

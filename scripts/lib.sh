@@ -25,6 +25,13 @@ TREE=$BUILD/$BASE_TREE
 # variant's objects are $BUILD/obj/<variant>.
 UTREE=$BUILD/$BASE_UTREE
 JOBS=${JOBS:-$(nproc)}
+# The QEMU that boots the kernels: scripts/qemu.sh's (bookworm-backports'
+# QEMU 10, extracted under $BUILD/qemu) if it is there, else the machine's.
+if [ -z "${QEMU_BIN:-}" ] && [ -x "$BUILD/qemu/root/usr/bin/qemu-system-x86_64" ]; then
+	QEMU_BIN=$BUILD/qemu/root/usr/bin/qemu-system-x86_64 QEMU_DATADIR=$BUILD/qemu/root/usr/share/qemu
+fi
+QEMU_BIN=${QEMU_BIN:-qemu-system-x86_64}
+export QEMU_BIN QEMU_DATADIR
 export TOP BUILD OUT CACHE TREE UTREE JOBS
 
 # Reproducible build identity: the same sources give the same objects, so
