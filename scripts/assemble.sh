@@ -20,6 +20,10 @@
 # Unchanged files keep their mtimes, so kbuild recompiles only what an
 # edit really touched.
 #
+# On a base other than the default (BASE=7.3), each commit's "base 7.3:"
+# block replaces its diff (scripts/series.py), and only the trees that
+# base's variants need are assembled (scripts/kernels.py list trees).
+#
 # Usage: assemble.sh            assemble and check out both tips
 #        assemble.sh --verify   also prove each chain reverses and
 #                               re-applies to identical trees
@@ -157,10 +161,19 @@ fi
 # would move HEAD too, and checkout_tip would skip the checkout.
 detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -q --detach; return 0; }
 
-GIT_INDEX_FILE=$idx chain ours
-detach "$TREE"
-git update-ref refs/heads/auxlab "$tip"
-checkout_tip ours "$TREE"
+# The trees the variants on this base need (scripts/kernels.py list
+# trees): both on the default base; on another, only those its variants
+# are built from (7.3: upstream), its commits' "base NAME:" blocks.
+trees=" $(python3 "$TOP/scripts/kernels.py" list trees "$BASE_NAME") "
+if [[ $trees == *" ours "* ]]; then
+	GIT_INDEX_FILE=$idx chain ours
+	detach "$TREE"
+	git update-ref refs/heads/auxlab "$tip"
+	checkout_tip ours "$TREE"
+else
+	info "ours: not built on base $BASE_NAME (scripts/kernels.py)"
+fi
+[[ $trees == *" upstream "* ]] || exit 0
 
 GIT_INDEX_FILE=$idx chain upstream
 # The upstream work tree shares $TREE's repository.  One left from an
