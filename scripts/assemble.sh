@@ -41,7 +41,14 @@ verify=0
 [ "${1:-}" = --verify ] && verify=1
 
 cd "$TREE"
-[ -n "${ASSEMBLE_REF:-}" ] || stage "tree: ours and upstream, the base with the commits of patches/series.txt"
+trees=" $(python3 "$TOP/scripts/kernels.py" list trees "$BASE_NAME") "
+if [ -z "${ASSEMBLE_REF:-}" ]; then
+	if [ "$BASE_NAME" = "$BASE_DEFAULT" ]; then
+		stage "tree: ours and upstream, the base with the commits of patches/series.txt"
+	else
+		stage "tree-$BASE_NAME:$trees$BASE_PKG with the commits of patches/series.txt (their base $BASE_NAME: blocks)"
+	fi
+fi
 git rev-parse -q --verify refs/tags/base >/dev/null || die "no base tree; run scripts/fetch-base.sh"
 
 export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-auxlab}
@@ -164,7 +171,6 @@ detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -
 # The trees the variants on this base need (scripts/kernels.py list
 # trees): both on the default base; on another, only those its variants
 # are built from (7.3: upstream), its commits' "base NAME:" blocks.
-trees=" $(python3 "$TOP/scripts/kernels.py" list trees "$BASE_NAME") "
 if [[ $trees == *" ours "* ]]; then
 	GIT_INDEX_FILE=$idx chain ours
 	detach "$TREE"

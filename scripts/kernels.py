@@ -198,7 +198,7 @@ def sh(assign):
 def cmd_base_sh(a):
     name, b = base(a.base)
     env = os.environ.get
-    out = {'BASE_NAME': name, 'BASE_PKG': b['pkg'],
+    out = {'BASE_NAME': name, 'BASE_DEFAULT': DEFAULT_BASE, 'BASE_PKG': b['pkg'],
            'BASE_VERSION': env('BASE_VERSION') or b['version'],
            'BASE_PINNED': b['version'], 'BASE_SHA256': b['sha256'],
            'BASE_SUITE': b['suite'] or '', 'BASE_TREE': b['tree'], 'BASE_UTREE': b['utree'],

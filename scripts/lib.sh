@@ -8,7 +8,8 @@ BUILD=$(realpath -m "${BUILD:-$TOP/build}")
 OUT=$(realpath -m "${OUT:-$TOP/out}")
 CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 # The base (BASE, default the table's DEFAULT_BASE) and its pins, from the
-# one table of bases and variants, scripts/kernels.py: BASE_NAME, BASE_PKG,
+# one table of bases and variants, scripts/kernels.py: BASE_NAME, BASE_DEFAULT
+# (the DEFAULT_BASE), BASE_PKG,
 # BASE_VERSION, BASE_SHA256, BASE_SUITE, BASE_TREE, ... and, if make check
 # boots Debian's stock kernel of it, STOCK_*.
 # use_base [NAME]: set them (and TREE, UTREE) for base NAME (default:
