@@ -36,7 +36,9 @@
 #
 # Intermediate targets: deps base tree kernel kernel-<variant> (each
 # variant of scripts/kernels.py: debug kcsan upstream stock cov
-# cov-upstream ...) guest arm64 harness-test clean distclean.  Variables:
+# cov-upstream upstream-7.3 ...; one on another base than the default
+# assembles that base's trees first: tree-7.3) guest arm64 harness-test
+# clean distclean.  Variables:
 # JOBS, ACCEL (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest
 # seconds), VARIANTS (kernels make check builds and boots, default those
 # scripts/kernels.py marks "check"), ARM64=0 (skip the arm64 gate),
@@ -64,7 +66,10 @@ export AUXLAB_STAGES := $(shell mkdir -p out && : >out/stages.tsv && echo $(CURD
 VARIANTS ?= $(shell python3 $(S)/kernels.py list check)
 export VARIANTS
 
-BUILT := $(shell python3 $(S)/kernels.py list built)
+# The kernels built on the default base, and the other bases with theirs
+# (kernel-upstream-7.3: tree-7.3, the base fetched and assembled).
+BUILT := $(shell BASE= python3 $(S)/kernels.py list built)
+OTHER_BASES := $(shell BASE= python3 $(S)/kernels.py list other-bases)
 BENCH_KERNELS := $(shell python3 $(S)/kernels.py list bench)
 
 .PHONY: all run check bench docs deps base tree kernel $(addprefix kernel-,$(BUILT)) kernel-stock \
@@ -90,6 +95,18 @@ kernel: kernel-qemu
 # kernel-debug, kernel-kcsan, kernel-upstream, kernel-cov, kernel-cov-upstream, ...
 $(addprefix kernel-,$(BUILT)): kernel-%: tree
 	@$(S)/build-kernel.sh $*
+
+# A kernel on another base: that base fetched (make base BASE=...) and
+# its trees assembled from the commits' "base NAME:" blocks.
+define on_base
+.PHONY: tree-$(1) $$(addprefix kernel-,$$(shell BASE= python3 $(S)/kernels.py list built $(1)))
+tree-$(1): deps
+	@BASE=$(1) $(S)/fetch-base.sh
+	@BASE=$(1) $(S)/assemble.sh
+$$(addprefix kernel-,$$(shell BASE= python3 $(S)/kernels.py list built $(1))): kernel-%: tree-$(1)
+	@$(S)/build-kernel.sh $$*
+endef
+$(foreach b,$(OTHER_BASES),$(eval $(call on_base,$(b))))
 
 # Debian's stock kernel of the base, and ptsim.ko built against its headers.
 kernel-stock: deps
@@ -156,7 +173,7 @@ fixes: tree
 	@$(S)/fixes.sh
 
 clean:
-	rm -rf build/obj build/upstream/obj build/guest build/host build/initramfs* out
+	rm -rf build/obj build/upstream/obj build/upstream-*/obj build/guest build/host build/initramfs* out
 
 distclean:
 	rm -rf build out

@@ -20,6 +20,10 @@
 # Unchanged files keep their mtimes, so kbuild recompiles only what an
 # edit really touched.
 #
+# On a base other than the default (BASE=7.3), each commit's "base 7.3:"
+# block replaces its diff (scripts/series.py), and only the trees that
+# base's variants need are assembled (scripts/kernels.py list trees).
+#
 # Usage: assemble.sh            assemble and check out both tips
 #        assemble.sh --verify   also prove each chain reverses and
 #                               re-applies to identical trees
@@ -37,7 +41,14 @@ verify=0
 [ "${1:-}" = --verify ] && verify=1
 
 cd "$TREE"
-[ -n "${ASSEMBLE_REF:-}" ] || stage "tree: ours and upstream, the base with the commits of patches/series.txt"
+trees=" $(python3 "$TOP/scripts/kernels.py" list trees "$BASE_NAME") "
+if [ -z "${ASSEMBLE_REF:-}" ]; then
+	if [ "$BASE_NAME" = "$BASE_DEFAULT" ]; then
+		stage "tree: ours and upstream, the base with the commits of patches/series.txt"
+	else
+		stage "tree-$BASE_NAME:$trees$BASE_PKG with the commits of patches/series.txt (their base $BASE_NAME: blocks)"
+	fi
+fi
 git rev-parse -q --verify refs/tags/base >/dev/null || die "no base tree; run scripts/fetch-base.sh"
 
 export GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-auxlab}
@@ -157,10 +168,18 @@ fi
 # would move HEAD too, and checkout_tip would skip the checkout.
 detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -q --detach; return 0; }
 
-GIT_INDEX_FILE=$idx chain ours
-detach "$TREE"
-git update-ref refs/heads/auxlab "$tip"
-checkout_tip ours "$TREE"
+# The trees the variants on this base need (scripts/kernels.py list
+# trees): both on the default base; on another, only those its variants
+# are built from (7.3: upstream), its commits' "base NAME:" blocks.
+if [[ $trees == *" ours "* ]]; then
+	GIT_INDEX_FILE=$idx chain ours
+	detach "$TREE"
+	git update-ref refs/heads/auxlab "$tip"
+	checkout_tip ours "$TREE"
+else
+	info "ours: not built on base $BASE_NAME (scripts/kernels.py)"
+fi
+[[ $trees == *" upstream "* ]] || exit 0
 
 GIT_INDEX_FILE=$idx chain upstream
 # The upstream work tree shares $TREE's repository.  One left from an

@@ -24,7 +24,10 @@ these tables, as tests/suites.py is read for the suites:
                                default SMP8_VARIANTS of VARIANTS, read
                                from the environment), "kselftest", "bench"
                                (ours, then what it is compared with),
-                               "built" (every kernel built here), "bases"
+                               "built" (every kernel built here on BASE,
+                               or the base given), "trees" (the trees,
+                               ours or upstream, that they need),
+                               "bases", "other-bases" (all but BASE)
   kernels.py coverage NAME     the gcov variant of COVERAGE_KERNELS' NAME
   kernels.py table             both tables, for a reader
 
@@ -73,8 +76,9 @@ BASES = {
             },
         },
     },
-    # Fetched and extracted only (make base BASE=7.3): no kernel of
-    # make check is built on it yet.
+    # The variants whose row says base '7.3' are built on it (the
+    # commits' "base 7.3:" blocks in patches/series.txt); make check
+    # boots none of them yet.
     '7.3': {
         'pkg': 'linux-source-7.3',
         'version': '7.3.4-1~bpo13+1',
@@ -107,9 +111,10 @@ QEMU = {
 }
 
 # -- variants --------------------------------------------------------------
+# base: the base it is built on (BASES; None: DEFAULT_BASE).
 # tree: "ours" (the base and the whole series, build/linux), "upstream"
-# (the base and every commit before rewrite:, build/upstream/linux) or
-# None (not built here).  side: its name in a comparison and in make
+# (the base and every commit before rewrite:, build/upstream/linux; on
+# another base, its tree and utree) or None (not built here).  side: its name in a comparison and in make
 # bench's and make coverage's figures.
 # frags: the config fragments (configs/) over tinyconfig; rewrite_frags:
 # and those patches/rewrite keeps for ours; known_only: less the options
@@ -134,7 +139,7 @@ OURS_GCOV = ['kernel/events/aux.o', 'kernel/events/flush.o',
              'drivers/hwtracing/ptsim/ptsim-bench.o', 'drivers/hwtracing/ptsim/ptsim-mark.o']
 UPSTREAM_GCOV = ['kernel/events/ring_buffer.o', 'kernel/events/core.o']
 DEFAULTS = {
-    'tree': 'ours', 'side': None, 'frags': ['qemu.config'], 'rewrite_frags': False,
+    'base': None, 'tree': 'ours', 'side': None, 'frags': ['qemu.config'], 'rewrite_frags': False,
     'known_only': False, 'obj': None, 'headers': True, 'gcov': [], 'coverage': None,
     'coverage_files': [], 'coverage_goal': False,
     'check': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False, 'bench': False,
@@ -163,14 +168,26 @@ VARIANTS = {
                      'frags': ['qemu.config', 'coverage.config'], 'gcov': UPSTREAM_GCOV,
                      'coverage': 'upstream',
                      'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
+    # Linux 7.3 with every commit before rewrite:, ported (series.txt's
+    # "base 7.3:" blocks); the options 7.3 no longer defines left out.
+    'upstream-7.3': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream',
+                     'obj': 'upstream-7.3/obj/qemu', 'headers': False, 'known_only': True},
 }
+
+
+def on_base(name, base_name=None):
+    """Variant name is built on base_name (None: BASE, else the
+    DEFAULT_BASE).  A row without a base is on the DEFAULT_BASE."""
+    return variant(name)['base'] == base(base_name)[0]
 
 
 def variant(name):
     if name not in VARIANTS:
         raise KeyError(f'unknown kernel variant {name!r} (scripts/kernels.py: '
                        f'{" ".join(VARIANTS)})')
-    return {**DEFAULTS, **VARIANTS[name]}
+    v = {**DEFAULTS, **VARIANTS[name]}
+    v['base'] = v['base'] or DEFAULT_BASE
+    return v
 
 
 def names(key):
@@ -201,7 +218,7 @@ def sh(assign):
 def cmd_base_sh(a):
     name, b = base(a.base)
     env = os.environ.get
-    out = {'BASE_NAME': name, 'BASE_PKG': b['pkg'],
+    out = {'BASE_NAME': name, 'BASE_DEFAULT': DEFAULT_BASE, 'BASE_PKG': b['pkg'],
            'BASE_VERSION': env('BASE_VERSION') or b['version'],
            'BASE_PINNED': b['version'], 'BASE_SHA256': b['sha256'],
            'BASE_SUITE': b['suite'] or '', 'BASE_TREE': b['tree'], 'BASE_UTREE': b['utree'],
@@ -247,7 +264,12 @@ def cmd_list(a):
         ours = names('bench')
         out = sorted(ours, key=lambda n: variant(n)['side'] != 'ours')
     elif a.what == 'built':
-        out = [n for n in VARIANTS if variant(n)['tree']]
+        out = [n for n in VARIANTS if variant(n)['tree'] and on_base(n, a.base)]
+    elif a.what == 'trees':
+        out = sorted({variant(n)['tree'] for n in VARIANTS
+                      if variant(n)['tree'] and on_base(n, a.base)})
+    elif a.what == 'other-bases':
+        out = [b for b in BASES if b != base()[0]]
     elif a.what == 'bases':
         out = list(BASES)
     print(' '.join(out))
@@ -269,7 +291,7 @@ def cmd_table(a):
               f', build/{b["tree"]}' + (f', stock {st["abi"]} {st["version"]}' if st else ''))
     for n in VARIANTS:
         v = variant(n)
-        what = [f'tree {v["tree"] or "(not built here)"}']
+        what = [f'tree {v["tree"] or "(not built here)"}' + (f' on {v["base"]}' if v['base'] != DEFAULT_BASE else '')]
         if v['tree']:
             what.append('frags ' + '+'.join(v['frags']) + (' +rewrite' if v['rewrite_frags'] else ''))
         what += [k for k in ('check', 'smp8', 'kselftest', 'bench', 'foreign') if v[k]]
@@ -288,7 +310,10 @@ def main():
     p.add_argument('variant')
     p.set_defaults(fn=cmd_sh)
     p = sub.add_parser('list')
-    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'bench', 'built', 'bases'))
+    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'bench', 'built', 'trees',
+                                    'bases', 'other-bases'))
+    p.add_argument('base', nargs='?', help='built, trees: on this base (default: BASE, '
+                   'else DEFAULT_BASE)')
     p.set_defaults(fn=cmd_list)
     p = sub.add_parser('coverage')
     p.add_argument('name')

@@ -8,13 +8,22 @@ BUILD=$(realpath -m "${BUILD:-$TOP/build}")
 OUT=$(realpath -m "${OUT:-$TOP/out}")
 CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 # The base (BASE, default the table's DEFAULT_BASE) and its pins, from the
-# one table of bases and variants, scripts/kernels.py: BASE_NAME, BASE_PKG,
+# one table of bases and variants, scripts/kernels.py: BASE_NAME, BASE_DEFAULT
+# (the DEFAULT_BASE), BASE_PKG,
 # BASE_VERSION, BASE_SHA256, BASE_SUITE, BASE_TREE, ... and, if make check
 # boots Debian's stock kernel of it, STOCK_*.
-_base_sh=$(python3 "$TOP/scripts/kernels.py" base-sh) || { echo "scripts/kernels.py base-sh failed" >&2; exit 1; }
-eval "$_base_sh"
-unset _base_sh
-TREE=$BUILD/$BASE_TREE
+# use_base [NAME]: set them (and TREE, UTREE) for base NAME (default:
+# BASE, else the table's DEFAULT_BASE); variant_env calls it for a
+# variant on another base (its row's "base").
+use_base() {
+	local s
+	s=$(BASE=${1:-${BASE:-}} python3 "$TOP/scripts/kernels.py" base-sh) ||
+		{ echo "scripts/kernels.py base-sh failed" >&2; exit 1; }
+	eval "$s"
+	TREE=$BUILD/$BASE_TREE
+	UTREE=$BUILD/$BASE_UTREE
+}
+use_base
 # The "upstream" kernel's tree: a second work tree of $TREE's repository
 # (git worktree), at branch "upstream".  Its objects are built in
 # $BUILD/upstream/obj/qemu: the same position relative to its source as
@@ -23,7 +32,6 @@ TREE=$BUILD/$BASE_TREE
 # directory, sees the same command lines and hits on the objects the ours
 # tree has cached.  $BUILD/obj/upstream is a symlink to it, so every
 # variant's objects are $BUILD/obj/<variant>.
-UTREE=$BUILD/$BASE_UTREE
 JOBS=${JOBS:-$(nproc)}
 # The QEMU that boots the kernels: scripts/qemu.sh's (bookworm-backports'
 # QEMU 10, extracted under $BUILD/qemu) if it is there, else the machine's.
@@ -138,10 +146,14 @@ ktap_emit() {
 # K_COMPARE ("VARIANT all|subset"), K_FOREIGN, K_MODE, K_KERNEL, K_INITRD,
 # K_TEST_MODULES, K_TIMEOUT, K_CPU, K_TCG_THREADS, K_RETRY_BEFORE_INIT
 # (booleans 1 or 0, lists blank-separated); K_SRC, the tree's directory.
+# The variant's base (K_BASE: its row's, else the table's DEFAULT_BASE)
+# becomes the current one: BASE_*, TREE and UTREE are that base's until
+# the next variant_env.
 variant_env() {
 	local s
 	s=$(python3 "$TOP/scripts/kernels.py" sh "$1") || die "no kernel variant $1"
 	eval "$s"
+	[ "$K_BASE" = "$BASE_NAME" ] || use_base "$K_BASE"
 	# shellcheck disable=SC2034	# for the caller
 	case $K_TREE in
 	ours) K_SRC=$TREE ;;
@@ -311,8 +323,9 @@ series_trees() {
 # series_materialize.
 SERIES=$(realpath -m "${SERIES:-$TOP/patches/series.txt}")
 
-# series_materialize DIR [--upstream]: the commits of $SERIES (with
-# --upstream: those before its "rewrite:" line) written into DIR, emptied
+# series_materialize DIR [--upstream]: the commits of $SERIES for the
+# base $BASE_NAME (each commit's "base NAME:" block where it has one;
+# with --upstream: those before its "rewrite:" line) written into DIR, emptied
 # first: DIR/commits lists them ("NNN<TAB>subject"), DIR/NNN.msg,
 # NNN.files, NNN.diff, NNN.cocci and NNN.fix hold each one's parts, the
 # cover letters are DIR/cover.subject, cover.body, fixes-cover.subject
@@ -322,7 +335,7 @@ series_materialize() {
 	local dir=$1
 	shift
 	rm -rf "$dir"
-	python3 "$TOP/scripts/series.py" --file "$SERIES" --top "$TOP" materialize "$dir" "$@"
+	python3 "$TOP/scripts/series.py" --file "$SERIES" --top "$TOP" materialize "$dir" --base "$BASE_NAME" "$@"
 }
 
 # stage_commit DIR NNN [GIT-APPLY-OPTION...]: put commit NNN of the series

@@ -8,7 +8,11 @@ subject, its message, the overlay files it adds (our own files, kept in
 this repository at their kernel paths), the semantic patch it applies if
 any, and its edits to upstream files as a unified diff.  A "rewrite:"
 line marks the AUX area rewrite: the commits after it are what the
-"upstream" kernel leaves out.  The file's own header documents the
+"upstream" kernel leaves out.  A commit may also carry a block per other
+base (scripts/kernels.py's BASES): "base 7.3:" and its diff on that
+base, "base 7.3: none" (no edits to upstream files there) or "base 7.3:
+drop WHY" (not part of that base's series); without one it takes its
+default diff on every base.  The file's own header documents the
 format.
 
 Everything that builds or exports the work reads it through this module:
@@ -22,15 +26,23 @@ The command line ("series.py [--file F] [--top DIR] COMMAND"):
 
   check                   parse and check the file and its claims on the
                           overlay; one summary line
-  set-diff N FILE         replace the diff of commit N (1-based, the NNN of
+  set-diff [--base B] N FILE
+                          replace the diff of commit N (1-based, the NNN of
                           materialize) by the diff in FILE ("-": stdin),
                           or add it; an empty FILE removes it.  Overlay
                           files and the files of the commit's semantic
                           patch are left out of it, so the diff of a
                           whole commit C made in a work tree of
                           build/linux will do: git -C build/linux diff
-                          C^ C | series.py set-diff 12 -
-  materialize DIR [--upstream]
+                          C^ C | series.py set-diff 12 -.  --base B
+                          (not the default base): its "base B:" block
+                          instead (an empty FILE makes it "none")
+  set-base N B none|drop WHY...|default
+                          commit N on base B: no edits to upstream files,
+                          not in that base's series (WHY: the upstream
+                          commit that fixed it, or why it is moot), or its
+                          default diff (the block removed)
+  materialize DIR [--upstream] [--base B]
                           write the commits to apply into DIR, for the
                           bash scripts: DIR/commits lists them (NNN TAB
                           subject), and per commit NNN.msg (subject,
@@ -41,6 +53,9 @@ The command line ("series.py [--file F] [--top DIR] COMMAND"):
                           letters as cover.subject, cover.body,
                           fixes-cover.subject and fixes-cover.body.
                           --upstream: only the commits before "rewrite:".
+                          --base B (default: BASE, else the default
+                          base): each commit's "base B:" block where it
+                          has one; dropped commits are left out.
 
 Errors name the file and line; the exit status is 1 on any error.
 """
@@ -48,12 +63,17 @@ Errors name the file and line; the exit status is 1 on any error.
 import argparse
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 
 WRAP = 72
 TRAILERS = ('Fixes: ', 'Link: ', 'Closes: ')
 HEADER_KEYS = ('files', 'cocci', 'fix')
+# "base 7.3:" starts a commit's block for another base than the default:
+# "base 7.3:" alone (its diff follows), "base 7.3: none" or
+# "base 7.3: drop REASON".
+BASE_LINE = re.compile(r'^base ([0-9][0-9A-Za-z.-]*):(?: (.*))?$')
 
 
 class SeriesError(Exception):
@@ -74,6 +94,7 @@ class Commit:
         self.rewrite = False    # after the "rewrite:" line
         self.diff_lineno = None  # line of the diff's first line
         self.last_lineno = lineno  # last header or body line with text
+        self.bases = {}         # base name: BaseBlock ("base NAME:" lines)
 
     @property
     def fix(self):
@@ -100,13 +121,46 @@ class Commit:
     @property
     def diff(self):
         """The edits to upstream files, as a unified diff ('' if none)."""
-        lines = list(self.diff_lines)
-        # Empty and comment lines after the last hunk belong to what
-        # follows (a diff never ends in either; an empty context line
-        # is " ").
-        while lines and (lines[-1] == '' or lines[-1].startswith('#')):
-            lines.pop()
-        return ''.join(line + '\n' for line in lines)
+        return _diff_text(self.diff_lines)
+
+    def on(self, base=None):
+        """The commit on base (None: the default base): None if it is
+        dropped there, else its diff ('' for none): its "base NAME:"
+        block if it has one, else its default diff."""
+        b = self.bases.get(base) if base else None
+        if b is None:
+            return self.diff
+        if b.kind == 'drop':
+            return None
+        return b.diff
+
+
+class BaseBlock:
+    """A commit on another base than the default ("base NAME:"): its
+    own diff ("diff"), no edits to upstream files ("none"), or not part
+    of that base's series at all ("drop", with the reason)."""
+
+    def __init__(self, name, kind, lineno, reason=''):
+        self.name = name
+        self.kind = kind        # 'diff', 'none' or 'drop'
+        self.lineno = lineno
+        self.reason = reason
+        self.diff_lines = []
+        self.diff_lineno = None
+
+    @property
+    def diff(self):
+        return _diff_text(self.diff_lines)
+
+
+def _diff_text(lines):
+    """A diff's lines as text.  Empty and comment lines after the last
+    hunk belong to what follows (a diff never ends in either; an empty
+    context line is " ")."""
+    lines = list(lines)
+    while lines and (lines[-1] == '' or lines[-1].startswith('#')):
+        lines.pop()
+    return ''.join(line + '\n' for line in lines)
 
 
 class Series:
@@ -161,13 +215,54 @@ def parse(text, path='series.txt'):
                 s.fixes_cover = (subject, body)
             cover_lines = None
 
+    blk = None      # the commit's current "base NAME:" block
+
+    def start_base(lineno, m):
+        nonlocal blk
+        name, rest = m.group(1), (m.group(2) or '').strip()
+        if name in cur.bases:
+            err(lineno, f'a second "base {name}:" block in one commit '
+                f'(the first is line {cur.bases[name].lineno})')
+        if rest == '':
+            kind, reason = 'diff', ''
+        elif rest == 'none':
+            kind, reason = 'none', ''
+        elif rest == 'drop' or rest.startswith('drop '):
+            kind, reason = 'drop', rest[len('drop'):].strip()
+            if not reason:
+                err(lineno, f'"base {name}: drop" needs a reason (fixed upstream by '
+                    'which commit, or why it is moot)')
+        else:
+            err(lineno, f'expected "base {name}:", "base {name}: none" or '
+                f'"base {name}: drop REASON"')
+        blk = BaseBlock(name, kind, lineno, reason)
+        cur.bases[name] = blk
+
     for lineno, line in enumerate(text.split('\n'), 1):
-        if state == 'diff':
+        if state in ('diff', 'base-diff'):
             if line.startswith('commit: ') or line == 'rewrite:' or line.startswith('rewrite: '):
                 state = 'top'       # handled below
+            elif BASE_LINE.match(line):
+                state = 'base'      # handled below
             else:
-                cur.diff_lines.append(line)
+                (cur.diff_lines if state == 'diff' else blk.diff_lines).append(line)
                 continue
+        if state in ('body', 'base') and BASE_LINE.match(line):
+            start_base(lineno, BASE_LINE.match(line))
+            state = 'base'
+            continue
+        if state == 'base' and not (line.startswith('commit: ') or line == 'rewrite:'
+                                    or line.startswith('rewrite: ')):
+            if line.startswith('diff --git '):
+                if blk.kind != 'diff':
+                    err(lineno, f'a diff after "base {blk.name}: {blk.kind}"')
+                state = 'base-diff'
+                blk.diff_lineno = lineno
+                blk.diff_lines.append(line)
+            elif line.strip() and not line.startswith('#'):
+                err(lineno, f'expected a diff, a comment or a blank line after '
+                    f'"base {blk.name}:"')
+            continue
         if line.startswith('#'):
             continue
         if line.startswith('overlay: '):
@@ -239,6 +334,10 @@ def parse(text, path='series.txt'):
                 if line.strip():
                     cur.last_lineno = lineno
     end_cover()
+    for c in s.commits:
+        for b in c.bases.values():
+            if b.kind == 'diff' and not b.diff:
+                err(b.lineno, f'"base {b.name}:" has no diff (for no edits: "base {b.name}: none")')
     if not s.commits:
         raise SeriesError(f'{path} has no commit: entries')
     if s.cover is None:
@@ -290,6 +389,56 @@ def set_diff(text, number, diff, path='series.txt'):
     return out
 
 
+def _commit_end(c):
+    """The last line (1-based) of commit c's content: header, body, diff
+    and base blocks."""
+    end = c.last_lineno
+    if c.diff_lineno is not None:
+        end = max(end, c.diff_lineno - 1 + c.diff.count('\n'))
+    for b in c.bases.values():
+        end = max(end, b.lineno)
+        if b.diff_lineno is not None:
+            end = max(end, b.diff_lineno - 1 + b.diff.count('\n'))
+    return end
+
+
+def set_base(text, number, base, kind, diff='', reason='', path='series.txt'):
+    """The text of a series file with commit number's block for base
+    replaced (or added after the commit's content): kind "diff" (with
+    diff), "none", "drop" (with reason), or "default" (the block
+    removed: the commit takes its default diff on base too)."""
+    s = parse(text, path)
+    if not 1 <= number <= len(s.commits):
+        raise SeriesError(f'{path}: no commit {number} (1..{len(s.commits)})')
+    c = s.commits[number - 1]
+    if kind == 'diff':
+        new = diff.rstrip('\n').split('\n') if diff.strip() else []
+        if not new:
+            kind = 'none'
+        elif not new[0].startswith('diff --git '):
+            raise SeriesError('the diff must start with a "diff --git" line')
+    if kind == 'drop' and not reason.strip():
+        raise SeriesError(f'base {base}: drop needs a reason')
+    head = {'diff': f'base {base}:', 'none': f'base {base}: none',
+            'drop': f'base {base}: drop {reason.strip()}', 'default': None}[kind]
+    block = [head] + (new if kind == 'diff' else []) if head else []
+    lines = text.split('\n')
+    b = c.bases.get(base)
+    if b is not None:
+        start = b.lineno - 1
+        end = b.lineno if b.diff_lineno is None else b.diff_lineno - 1 + b.diff.count('\n')
+        if not block:       # the blank line before it goes too
+            while start > 0 and not lines[start - 1].strip():
+                start -= 1
+        lines[start:end] = block
+    elif block:
+        end = _commit_end(c)
+        lines[end:end] = [''] + block
+    out = '\n'.join(lines)
+    parse(out, path)
+    return out
+
+
 def drop_files(diff, paths):
     """diff without the sections of the files in paths (by their b/
     name, or a/ for a deletion)."""
@@ -310,6 +459,27 @@ def cocci_files(path):
             if line.startswith('// Files:'):
                 return line[len('// Files:'):].split()
     return []
+
+
+def default_base():
+    """scripts/kernels.py's DEFAULT_BASE: the base the default diffs are
+    for."""
+    import kernels
+    return kernels.DEFAULT_BASE
+
+
+def check_bases(s):
+    """Every "base NAME:" block names a base of scripts/kernels.py other
+    than the default one (whose diff is the commit's own)."""
+    import kernels
+    for c in s.commits:
+        for b in c.bases.values():
+            if b.name not in kernels.BASES:
+                raise SeriesError(f'{s.path}:{b.lineno}: no base {b.name} in scripts/kernels.py '
+                                  f'({" ".join(kernels.BASES)})')
+            if b.name == kernels.DEFAULT_BASE:
+                raise SeriesError(f'{s.path}:{b.lineno}: {b.name} is the default base: '
+                                  'its diff is the commit\'s own, above')
 
 
 def load(path):
@@ -370,11 +540,16 @@ def overlay_files(top, dirs):
 
 # -- materialize ---------------------------------------------------------------
 
-def materialize(s, owned, dest, upstream=False):
+def materialize(s, owned, dest, upstream=False, on_base=None):
     """Write the commits to apply (all, or those before rewrite: with
     upstream) into dest, as the module's docstring describes.  A commit
     with no content yet (its patterns all '?', matching nothing; no
-    cocci:, no diff) is left out, with a warning on stderr."""
+    cocci:, no diff) is left out, with a warning on stderr.  on_base:
+    the base they go on (None or the default base: the default diffs);
+    another takes each commit's "base NAME:" block where it has one:
+    its diff, none, or the commit left out (drop)."""
+    if on_base == default_base():
+        on_base = None
     os.makedirs(dest, exist_ok=True)
     base = os.path.dirname(os.path.abspath(s.path))
 
@@ -390,16 +565,19 @@ def materialize(s, owned, dest, upstream=False):
     for i, c in enumerate(s.commits):
         if upstream and c.rewrite:
             continue
+        diff = c.on(on_base)
+        if diff is None:    # base NAME: drop
+            continue
         files = owned.get(i, [])
-        if not files and not c.cocci and not c.diff:
+        if not files and not c.cocci and not diff:
             print(f'WARNING: "{c.subject}" has no content yet; left out', file=sys.stderr)
             continue
         n = f'{i + 1:03d}'
         listing.append(f'{n}\t{c.subject}\n')
         put(n + '.msg', c.message)
         put(n + '.files', ''.join(f + '\n' for f in files))
-        if c.diff:
-            put(n + '.diff', c.diff)
+        if diff:
+            put(n + '.diff', diff)
         if c.cocci:
             path = os.path.join(base, c.cocci)
             if not os.path.isfile(path):
@@ -422,9 +600,18 @@ def main(argv=None):
     d = sub.add_parser('set-diff')
     d.add_argument('number', type=int)
     d.add_argument('diff')
+    d.add_argument('--base', default=None,
+                   help='set the commit\'s "base BASE:" block instead of its default diff')
+    d = sub.add_parser('set-base')
+    d.add_argument('number', type=int)
+    d.add_argument('base')
+    d.add_argument('kind', choices=('none', 'drop', 'default'))
+    d.add_argument('reason', nargs='*')
     m = sub.add_parser('materialize')
     m.add_argument('dest')
     m.add_argument('--upstream', action='store_true')
+    m.add_argument('--base', default=os.environ.get('BASE') or None,
+                   help='the base the commits go on (default: BASE, else the default base)')
     a = ap.parse_args(argv)
     try:
         if a.cmd == 'set-diff':
@@ -444,19 +631,37 @@ def main(argv=None):
                 skip |= set(cocci_files(os.path.join(os.path.dirname(os.path.abspath(a.file)),
                                                      s.commits[a.number - 1].cocci)))
             diff = drop_files(diff, skip)
-            text = set_diff(text, a.number, diff, a.file)
+            if a.base and a.base != default_base():
+                text = set_base(text, a.number, a.base, 'diff', diff, path=a.file)
+            else:
+                text = set_diff(text, a.number, diff, a.file)
+            with open(a.file, 'w', encoding='utf-8') as f:
+                f.write(text)
+            return 0
+        if a.cmd == 'set-base':
+            with open(a.file, encoding='utf-8') as f:
+                text = f.read()
+            text = set_base(text, a.number, a.base, a.kind, reason=' '.join(a.reason),
+                            path=a.file)
             with open(a.file, 'w', encoding='utf-8') as f:
                 f.write(text)
             return 0
         s = load(a.file)
+        check_bases(s)
         files = overlay_files(a.top, s.overlay_dirs)
         owned = claim(s, files)
         if a.cmd == 'check':
+            bases = sorted({b for c in s.commits for b in c.bases})
+            on = ''.join(
+                f'; on {b}: {sum(1 for c in s.commits if b in c.bases and c.bases[b].kind == "diff")}'
+                f' own diffs, {sum(1 for c in s.commits if b in c.bases and c.bases[b].kind == "none")}'
+                f' none, {sum(1 for c in s.commits if b in c.bases and c.bases[b].kind == "drop")}'
+                ' dropped' for b in bases)
             print(f'series: {len(s.commits)} commits ({len(s.fixes)} fixes, '
                   f'{sum(c.rewrite for c in s.commits)} in the rewrite) claim '
-                  f'{len(files)} overlay files')
+                  f'{len(files)} overlay files' + on)
         else:
-            materialize(s, owned, a.dest, a.upstream)
+            materialize(s, owned, a.dest, a.upstream, a.base)
     except (SeriesError, OSError) as e:
         print(f'ERROR: {e}', file=sys.stderr)
         return 1

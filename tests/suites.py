@@ -164,7 +164,7 @@ SUITES = [
     S('kmemleak/scan_area', 'kmemleak-scan-area', 120, {'check': {}},
       min=plan('scripts/guest/kmemleak-scan-area'), skips=[
         ('qemu', '*', "the kmemleak fix's reproducer needs kmemleak, failslab and lockdep: the debug kernel's"),
-        ('upstream', '*', 'the same')]),
+        ('upstream,upstream-7.3', '*', 'the same')]),
     # -- the kselftest programs (tools/testing/selftests/perf_events);
     # the check list runs every one the guest has, in name order --
     P('ptsim_test', harness=True, modes={
@@ -214,7 +214,7 @@ SUITES = [
     P('mmap', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
-        ('qemu,upstream', 'fault_injection.*', NO_FAULTS)]),
+        ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
@@ -226,13 +226,15 @@ SUITES = [
         # make fuzz (scripts/fuzz.sh): the options /init takes from the
         # kernel command line (auxlab.seed=, .ops=, .threads=, .phases=)
         'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
-      skips=[('qemu,upstream', 'faults:?no?fault?injection*', 'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
-             ('qemu,upstream', 'nth:?no?fault?injection*', 'phase "nth"')]),
+      skips=[('qemu,upstream,upstream-7.3', 'faults:?no?fault?injection*',
+              'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
+             ('qemu,upstream,upstream-7.3', 'nth:?no?fault?injection*', 'phase "nth"')]),
     # Upstream's, with the series' fix "selftests/perf_events: Skip
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
     P('remove_on_exec', harness=True, skips=[
-        ('qemu,debug,upstream', 'remove_on_exec.*', 'counts hardware instructions; TCG emulates no PMU')]),
+        ('qemu,debug,upstream,upstream-7.3', 'remove_on_exec.*',
+         'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
     # the debug kernel under a loaded host it took 99 s.
@@ -256,7 +258,8 @@ SUITES = [
     S('aux-bench/smoke', 'aux-bench --smoke', 300, {'check': {}}, min=13),
     # What an AUX area pins, with a PMU in a module (tests/modules).
     S('modules/aux_testmod', './modules/aux_testmod_test', 120, {'check': {}}, min=10, skips=[
-        ('upstream', '*', '6.12 WARNs on munmap() of an AUX area with a transaction open')]),
+        ('upstream', '*', '6.12 WARNs on munmap() of an AUX area with a transaction open'),
+        ('upstream-7.3', '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
     # ptsim claims only as many NMIs as it sent: foreign NMIs sent to CPU 1
     # while ptsim raises its PMIs there (the check boots have
     # unknown_nmi_panic).

@@ -226,6 +226,96 @@ class Materialize(unittest.TestCase):
                 self.assertEqual(f.read(), '002\ta\n')
 
 
+# GOOD with blocks for base 7.3: the fix ported, the feature without
+# edits there, the rewrite dropped.
+BASES = GOOD.replace(
+    '# a comment after the diff is not part of it\n',
+    '# a comment after the diff is not part of it\n# 7.3: why it is ported\nbase 7.3:\n' + DIFF2 +
+    '# a comment after the base diff\n').replace(
+    'Body of the feature.\n', 'Body of the feature.\n\nbase 7.3: none\n').replace(
+    'Body of the rewrite.\n' + DIFF, 'Body of the rewrite.\n' + DIFF + '\nbase 7.3: drop fixed by 0123456789ab\n')
+
+
+class Bases(unittest.TestCase):
+    def test_parse(self):
+        s = parse(BASES)
+        fix, feat, rw = s.commits
+        self.assertEqual(fix.diff, DIFF)
+        self.assertEqual(fix.bases['7.3'].kind, 'diff')
+        self.assertEqual(fix.bases['7.3'].diff, DIFF2)
+        self.assertEqual(fix.body, parse(GOOD).commits[0].body)
+        self.assertEqual(feat.bases['7.3'].kind, 'none')
+        self.assertEqual(feat.body, 'Body of the feature.')
+        self.assertEqual(rw.diff, DIFF)
+        self.assertEqual(rw.bases['7.3'].reason, 'fixed by 0123456789ab')
+        self.assertEqual([c.on('7.3') for c in s.commits], [DIFF2, '', None])
+        self.assertEqual([c.on(None) for c in s.commits], [DIFF, '', DIFF])
+        self.assertEqual([c.on('6.13') for c in s.commits], [DIFF, '', DIFF])
+
+    def test_errors(self):
+        head = 'cover: c\n\nbody\n\ncommit: a\n\nbody\n'
+        self.assertError(head + 'base 7.3: drop\n', r'test.txt:8: "base 7.3: drop" needs a reason')
+        self.assertError(head + 'base 7.3: maybe\n', r'test.txt:8: expected "base 7.3:"')
+        self.assertError(head + 'base 7.3:\n', r'test.txt:8: "base 7.3:" has no diff')
+        self.assertError(head + 'base 7.3: none\n' + DIFF, r'a diff after "base 7.3: none"')
+        self.assertError(head + 'base 7.3: none\nstray\n', r'expected a diff, a comment')
+        self.assertError(head + 'base 7.3: none\nbase 7.3: none\n', r'a second "base 7.3:" block')
+
+    def assertError(self, text, regex):
+        with self.assertRaisesRegex(series.SeriesError, regex):
+            parse(text)
+
+    def test_check_bases(self):
+        series.check_bases(parse(BASES))
+        with self.assertRaisesRegex(series.SeriesError, 'no base 9.9 in scripts/kernels.py'):
+            series.check_bases(parse(BASES.replace('7.3: none', '9.9: none')))
+        default = series.default_base()
+        with self.assertRaisesRegex(series.SeriesError, 'is the default base'):
+            series.check_bases(parse(BASES.replace('7.3: none', default + ': none')))
+
+    def test_set_base(self):
+        # Replace, add and remove blocks; the default diffs and the
+        # messages stay as they are.
+        text = series.set_base(BASES, 1, '7.3', 'diff', DIFF)
+        self.assertEqual(parse(text).commits[0].on('7.3'), DIFF)
+        self.assertIn('# a comment after the base diff', text)
+        self.assertEqual(series.set_base(text, 1, '7.3', 'diff', DIFF2), BASES)
+        text = series.set_base(BASES, 2, '7.3', 'drop', reason='moot')
+        self.assertIsNone(parse(text).commits[1].on('7.3'))
+        self.assertEqual(series.set_base(text, 2, '7.3', 'none'), BASES)
+        text = series.set_base(GOOD, 2, '7.3', 'diff', DIFF2)
+        self.assertEqual(parse(text).commits[1].on('7.3'), DIFF2)
+        self.assertEqual(parse(text).commits[1].body, 'Body of the feature.')
+        self.assertEqual(series.set_base(text, 2, '7.3', 'default'), GOOD)
+        self.assertEqual(parse(series.set_base(GOOD, 1, '7.3', 'diff', '')).commits[0].bases['7.3'].kind,
+                         'none')
+        with self.assertRaisesRegex(series.SeriesError, 'drop needs a reason'):
+            series.set_base(GOOD, 1, '7.3', 'drop')
+        # The default diff of a commit with a block is still set-diff's.
+        text = series.set_diff(BASES, 1, DIFF2)
+        self.assertEqual([parse(text).commits[0].on(b) for b in (None, '7.3')], [DIFF2, DIFF2])
+
+    def test_materialize(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'series.txt')
+            with open(path, 'w') as f:
+                f.write(BASES)
+            open(os.path.join(d, 'x.cocci'), 'w').close()
+            s = series.load(path)
+            owned = series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c'])
+            for base, want in ((None, DIFF), (series.default_base(), DIFF), ('7.3', DIFF2)):
+                out = os.path.join(d, str(base))
+                series.materialize(s, owned, out, on_base=base)
+                with open(os.path.join(out, '001.diff')) as f:
+                    self.assertEqual(f.read(), want)
+            out = os.path.join(d, '7.3')
+            with open(os.path.join(out, 'commits')) as f:
+                self.assertEqual(f.read(), '001\tfix one\n002\tfeature\n')
+            self.assertFalse(os.path.exists(os.path.join(out, '002.diff')))
+            with open(os.path.join(out, '002.files')) as f:
+                self.assertEqual(f.read(), 'kernel/a.c\ntools/t/x.c\n')
+
+
 class TheSeries(unittest.TestCase):
     """patches/series.txt itself parses, and claims the overlay once."""
 
