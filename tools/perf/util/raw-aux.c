@@ -177,8 +177,6 @@ static int raw_aux_info_fill(struct auxtrace_record *itr,
 
 	if (priv_size != raw_aux_info_priv_size(itr, session->evlist))
 		return -EINVAL;
-	if (!session->evlist->core.nr_mmaps)
-		return -EINVAL;
 
 	auxtrace_info->type = PERF_AUXTRACE_RAW;
 	auxtrace_info->priv[RAW_AUX_PMU_TYPE] = rar->pmu->type;

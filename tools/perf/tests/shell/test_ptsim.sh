@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# ptsim: record and decode a simulated Intel PT trace
+# ptsim: record and decode a simulated Intel PT trace (exclusive)
 #
 # perf records ptsim as intel_pt (-e ptsim//, perf's default terms),
 # perf report -D dumps the packets and perf script --itrace decodes

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# ptsim: AUX area flush at a --switch-output rotation
+# ptsim: AUX area flush at a --switch-output rotation (exclusive)
 #
 # A PMU that holds trace back (ptsim's FIFO here, as CoreSight's ETF)
 # still holds part of what was traced before a --switch-output rotation
@@ -51,9 +51,10 @@ for f in "$first" "$@"; do
 	if ! perf report -D -i "$f" >"$tmpdir/dump.txt" 2>&1; then
 		ptsim_fail "perf report -D -i $f" "$tmpdir/dump.txt"
 	fi
+	# (older perf spells the TIME_CONV multiplier "Muliplier")
 	grep -E -e 'PERF_RECORD_AUX(TRACE size:| offset:)' \
 		-e ' TSC 0x| PTWRITE 0x[0-9a-f]+ IP:0$' \
-		-e '\.\.\. Time (Shift|Muliplier|Zero) ' "$tmpdir/dump.txt" >"$f.lines"
+		-e '\.\.\. Time (Shift|Mult?iplier|Zero) ' "$tmpdir/dump.txt" >"$f.lines"
 done
 awk '
 function hex(s,	i, v) {
@@ -97,7 +98,7 @@ for f in "$first" "$@"; do
 	}
 	FILENAME != ARGV[ARGC - 1] { last[$1] = $2; next }
 	/\.\.\. Time Shift / { shift = $4 }
-	/\.\.\. Time Muliplier / { mult = $4 }
+	/\.\.\. Time Mult?iplier / { mult = $4 }
 	/\.\.\. Time Zero / { zero = $4 }
 	/PERF_RECORD_AUXTRACE size:/ { cpu = $NF; tsc = -1 }
 	/ TSC 0x/ { tsc = hex($NF) }

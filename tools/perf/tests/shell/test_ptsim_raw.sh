@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# ptsim: raw AUX area recording of ptsim_large
+# ptsim: raw AUX area recording of ptsim_large (exclusive)
 #
 # ptsim_large is ptsim's engine under a name perf has no module for, so
 # perf records its AUX area raw (Documentation/perf-raw-aux.txt): the

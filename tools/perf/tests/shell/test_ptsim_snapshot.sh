@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# ptsim: snapshot mode
+# ptsim: snapshot mode (exclusive)
 #
 # perf record -S on ptsim: a SIGUSR2 takes a snapshot of the AUX area,
 # which perf report -D dumps and perf script decodes.
