@@ -57,6 +57,7 @@
  *   # ptsim_fuzz: seed=S ops=N injections=N leaks=N
  */
 #include "ptsim_leak.h"
+#include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -1740,6 +1741,60 @@ struct opts {
 };
 
 /*
+ * Whether a process of @uid other than a zombie runs: one of an earlier
+ * program's (a child killed with its parent, say) still exiting holds
+ * its perf buffers, charged to the same user, until its mappings go.
+ */
+static bool uid_has_tasks(uid_t uid)
+{
+	char path[64], line[128];
+	struct dirent *d;
+	bool found = false;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return false;
+	while (!found && (d = readdir(dir))) {
+		bool zombie = false, mine = false;
+		unsigned int ruid;
+		FILE *f;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "State:", 6))
+				zombie = !!strchr(line, 'Z');
+			else if (sscanf(line, "Uid: %u", &ruid) == 1)
+				mine = ruid == uid;
+		}
+		fclose(f);
+		found = mine && !zombie;
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * The user's perf_mlock before a phase is only its own baseline when no
+ * other process of the user is left: wait up to 10 s for them to go.
+ */
+static void wait_uid_idle(const char *phase, uid_t uid)
+{
+	double end = now_ms() + 10000;
+
+	while (uid_has_tasks(uid) && now_ms() < end)
+		usleep(20000);
+	if (uid_has_tasks(uid))
+		ksft_print_msg("%s: uid %u still has processes: its perf_mlock may change\n",
+			       phase, uid);
+}
+
+/*
  * One phase: set up, run, tear down, check.  Returns the number of
  * leaks found (or -1 if the phase could not run).  In a child process
  * when it needs other credentials or limits; the child checks what is
@@ -1763,6 +1818,8 @@ static long run_phase(const struct phase *ph, const struct opts *o,
 		return -1;
 	if (ph->mode == FI_NTH && fi_setup(0, 1, -1))
 		return -1;
+	if (uid)
+		wait_uid_idle(ph->name, uid);
 	mlock0 = probe_as(uid);
 	acct_take(&base, false);
 	/* As root, ptsim's setup_aux/free_aux balance must be readable. */
