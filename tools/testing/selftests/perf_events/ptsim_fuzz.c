@@ -1747,7 +1747,7 @@ struct opts {
  */
 static bool uid_has_tasks(uid_t uid)
 {
-	char path[64], line[128];
+	char path[300], line[128];
 	struct dirent *d;
 	bool found = false;
 	DIR *dir;
