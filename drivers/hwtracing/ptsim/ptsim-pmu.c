@@ -25,7 +25,6 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
-#include <linux/version.h>
 
 #include "ptsim.h"
 
@@ -781,31 +780,18 @@ static void __init ptsim_debugfs_init(void)
 	ptsim_nmi_init(dir);
 }
 
-/*
- * The engine tick's timer.  hrtimer_setup() (6.13) replaced hrtimer_init()
- * and the separate store of the callback, and later kernels no longer
- * have hrtimer_init(); neither call exists on both sides of that change,
- * and ptsim builds on 6.12 (in tree, and as a module against Debian's
- * headers) as well as on 7.x: the one place that tells them apart.
- */
-static void __init ptsim_timer_setup(struct hrtimer *timer)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-	hrtimer_setup(timer, ptsim_tick, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_REL_PINNED_HARD);
-#else
-	hrtimer_init(timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	timer->function = ptsim_tick;
-#endif
-}
-
 static int __init ptsim_init(void)
 {
 	unsigned int cpu;
 	int ret;
 
-	for_each_possible_cpu(cpu)
-		ptsim_timer_setup(&per_cpu_ptr(&ptsim_cpus, cpu)->timer);
+	for_each_possible_cpu(cpu) {
+		struct ptsim_cpu *c = per_cpu_ptr(&ptsim_cpus, cpu);
+
+		hrtimer_init(&c->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		c->timer.function = ptsim_tick;
+	}
 	ptsim_debugfs_init();
 	/*
 	 * The same engine for the other two kinds of AUX output hardware,
