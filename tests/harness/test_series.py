@@ -185,15 +185,21 @@ class Claims(unittest.TestCase):
             series.claim(parse(GOOD), ['kernel/a.c', 'kernel/aux.c'])
 
 
+def load_in(d, text):
+    """The series TEXT written into directory D (with the semantic patch
+    it names), loaded, and its overlay claimed: (series, owned)."""
+    path = os.path.join(d, 'series.txt')
+    with open(path, 'w') as f:
+        f.write(text)
+    open(os.path.join(d, 'x.cocci'), 'w').close()
+    s = series.load(path)
+    return s, series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c'])
+
+
 class Materialize(unittest.TestCase):
     def test_materialize(self):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, 'series.txt')
-            with open(path, 'w') as f:
-                f.write(GOOD)
-            open(os.path.join(d, 'x.cocci'), 'w').close()
-            s = series.load(path)
-            owned = series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c'])
+            s, owned = load_in(d, GOOD)
             out = os.path.join(d, 'ours')
             series.materialize(s, owned, out)
 
@@ -297,12 +303,7 @@ class Bases(unittest.TestCase):
 
     def test_materialize(self):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, 'series.txt')
-            with open(path, 'w') as f:
-                f.write(BASES)
-            open(os.path.join(d, 'x.cocci'), 'w').close()
-            s = series.load(path)
-            owned = series.claim(s, ['kernel/a.c', 'kernel/aux.c', 'tools/t/x.c'])
+            s, owned = load_in(d, BASES)
             for base, want in ((None, DIFF), (series.default_base(), DIFF), ('7.3', DIFF2)):
                 out = os.path.join(d, str(base))
                 series.materialize(s, owned, out, on_base=base)
