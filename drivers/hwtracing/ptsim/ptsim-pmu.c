@@ -788,9 +788,8 @@ static int __init ptsim_init(void)
 	for_each_possible_cpu(cpu) {
 		struct ptsim_cpu *c = per_cpu_ptr(&ptsim_cpus, cpu);
 
-		hrtimer_init(&c->timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL_PINNED_HARD);
-		c->timer.function = ptsim_tick;
+		hrtimer_setup(&c->timer, ptsim_tick, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	ptsim_debugfs_init();
 	/*
