@@ -5,11 +5,12 @@
 #   make run      the demo: assemble, build, boot the patched kernel in
 #                 QEMU, trace a small workload with ptsim through the AUX
 #                 area, decode the trace on the host; last line "aux-run: ..."
-#   make check    every test on the kernels of VARIANTS (ours: qemu and
-#                 debug; upstream: the base with all of ours but the AUX
+#   make check    every test on the kernels of VARIANTS (ours: qemu;
+#                 upstream: the base with all of ours but the AUX
 #                 rewrite; stock: Debian's own 6.12 with ptsim.ko built
-#                 against its headers), ours and stock compared with
-#                 upstream, the gates (arm64
+#                 against its headers; upstream-7.3: mainline 7.3 with
+#                 the same commits), ours, stock and upstream-7.3
+#                 compared with upstream, the gates (arm64
 #                 cross-build, style, series, docs) and the harness
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
@@ -19,10 +20,14 @@
 #                 lines, out/bench/results.json and out/bench/bench.png
 #   make profile  where a benchmark load's time goes, ours and upstream:
 #                 LOAD=txn|mmap SECS=<guest seconds>, out/profile/
-#   make fuzz     the AUX area fuzzer, then perf_fuzzer, longer than in
-#                 make check, on the debug kernel: OPS=<per phase> SEED=<n>
+#   make fuzz     make check's list on the debug kernels (KASAN, lockdep,
+#                 kmemleak, fault injection: ours and upstream-7.3-debug,
+#                 FUZZ_CHECK), then the AUX area fuzzer and perf_fuzzer,
+#                 longer than in make check, on the debug kernel:
+#                 OPS=<per phase> SEED=<n>
 #                 [THREADS=<n>] [PHASES=a,b] [PF_OPS=<n>] [PF_PCT=<n>]
-#                 [FUZZ_KERNEL=qemu|kcsan|upstream]; last lines "perf_fuzzer:
+#                 [FUZZ_KERNEL=qemu|kcsan|upstream|upstream-7.3-debug];
+#                 last lines "perf_fuzzer:
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #   make coverage line and branch coverage of the AUX code by make check's
@@ -141,9 +146,12 @@ docs: tree
 
 # The fuzzer boots FUZZ_KERNEL: debug (default), qemu, upstream or kcsan
 # (configs/kcsan.config: KCSAN, which excludes KASAN; built only here).
+# Before it, make check's list on FUZZ_CHECK (the debug kernels of
+# scripts/kernels.py: ours and 7.3's upstream; empty: none).
 FUZZ_KERNEL ?= debug
-export FUZZ_KERNEL
-fuzz: guest kernel-$(FUZZ_KERNEL)
+FUZZ_CHECK ?= $(shell python3 $(S)/kernels.py list fuzz-check)
+export FUZZ_KERNEL FUZZ_CHECK
+fuzz: guest kernel-$(FUZZ_KERNEL) $(addprefix kernel-,$(FUZZ_CHECK))
 	@$(S)/fuzz.sh
 
 # make coverage's gcov kernels (configs/coverage.config): the variants

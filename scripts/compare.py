@@ -30,7 +30,7 @@ Debian's stock kernel (make check's "stock" boot) runs a part of the
 suites, with ptsim as a module: --names stock,upstream names the sides,
 --subset compares only the suites, results and files the first run has,
 and
---explained FILE ("tests/suites.py stock-differences") lists the
+--explained FILE ("tests/suites.py differences KERNEL") lists the
 differences that are expected, each with its reason: such a difference is
 "ok", its reason shown.  A line is SUITE RESULT STATUS-A STATUS-B
 REASON..., fnmatch globs, the statuses as printed here (ok, not?ok, skip,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# "make fuzz": boot a kernel (the debug one unless FUZZ_KERNEL says qemu,
+# "make fuzz": the check list on the debug kernels (FUZZ_CHECK, below),
+# then boot a kernel (the debug one unless FUZZ_KERNEL says qemu,
 # kcsan or upstream) in fuzz mode, where the guest runs ptsim_fuzz and then
 # perf_fuzzer with the options given here (see the fuzz list in
 # tests/suites.py), and judge the boot as make check would: the
@@ -36,7 +37,11 @@
 #                run, PHASES=hotplug DURATION=1800 SMP=8 PF_OPS=0
 #   FUZZ_KERNEL  debug (default: KASAN, lockdep, kmemleak), qemu, upstream
 #                or kcsan (ours with KCSAN, configs/kcsan.config: the data
-#                race detector, which excludes KASAN; no kmemleak scan)
+#                race detector, which excludes KASAN; no kmemleak scan),
+#                or any other kernel of scripts/kernels.py built here
+#                (upstream-7.3-debug: 7.3's)
+#   FUZZ_CHECK   the kernels booted with make check's list first (default:
+#                debug upstream-7.3-debug; empty: none)
 #   SMP          the guest's CPUs (default 2); the hotplug phase takes
 #                CPUs other than CPU 0 away, two at once with 4 or more
 #   FAIR_SERVER  1 keeps 6.12's fair servers on when the hotplug phase
@@ -51,8 +56,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 v=${FUZZ_KERNEL:-debug}
-# Any kernel built here (scripts/kernels.py: list built).
-[[ " $(variants built) " == *" $v "* ]] || die "fuzz: FUZZ_KERNEL=$v is not a kernel built here ($(variants built))"
+# Any kernel built here, on any base (scripts/kernels.py).
+built=$(for b in $(variants bases); do python3 "$TOP/scripts/kernels.py" list built "$b"; done | xargs)
+[[ " $built " == *" $v "* ]] || die "fuzz: FUZZ_KERNEL=$v is not a kernel built here ($built)"
 seed=${SEED:-1}
 ops=${OPS:-2000}
 pf_ops=${PF_OPS:-20000}
@@ -86,7 +92,18 @@ else
 fi
 
 rc=0
-APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=$?
+# First the check list on the kernels of FUZZ_CHECK (default those
+# scripts/kernels.py marks fuzz_check: the debug kernels, ours and
+# 7.3's upstream; empty: none), judged as make check judges them but
+# without its gates (scripts/check.sh, GATES=0): make check's time goes
+# to a second base instead.  Its last line, "N passed, N failed", comes
+# before the fuzzers'.
+FUZZ_CHECK=${FUZZ_CHECK-$(variants fuzz-check)}
+if [ -n "$FUZZ_CHECK" ]; then
+	stage "fuzz: the check list on $FUZZ_CHECK"
+	VARIANTS=$FUZZ_CHECK SMP8_VARIANTS= GATES=0 "$TOP/scripts/check.sh" || rc=1
+fi
+APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=1
 
 # kmemleak's report after the fuzzers (a kernel with kmemleak, i.e. the
 # debug one): unreferenced objects from kernel/events or ptsim fail.

@@ -22,7 +22,9 @@ these tables, as tests/suites.py is read for the suites:
   kernels.py list WHAT         variant names, in table order: "check" (make
                                check's default VARIANTS), "smp8" (the
                                default SMP8_VARIANTS of VARIANTS, read
-                               from the environment), "kselftest", "bench"
+                               from the environment), "kselftest",
+                               "fuzz-check" (make fuzz's FUZZ_CHECK),
+                               "bench"
                                (ours, then what it is compared with),
                                "built" (every kernel built here on BASE,
                                or the base given), "trees" (the trees,
@@ -77,8 +79,7 @@ BASES = {
         },
     },
     # The variants whose row says base '7.3' are built on it (the
-    # commits' "base 7.3:" blocks in patches/series.txt); make check
-    # boots none of them yet.
+    # commits' "base 7.3:" blocks in patches/series.txt).
     '7.3': {
         'pkg': 'linux-source-7.3',
         'version': '7.3.4-1~bpo13+1',
@@ -125,7 +126,10 @@ QEMU = {
 # it, with the files reported and whether aux.c's goal applies.
 # check: make check boots it (its default VARIANTS); smp8: and a second
 # time with 8 CPUs (smp8_mem of memory); kselftest: and once more the
-# kernel CI way; bench: make bench and make profile boot it.
+# kernel CI way; bench: make bench and make profile boot it; fuzz_check:
+# make fuzz boots it with the check list first (the debug kernels, whose
+# boots take five times a plain one's under TCG: make check's 45 minutes
+# pay for a second base instead).
 # compare: (other variant, what): its results against the other's, all of
 # them ("all", in the 8-CPU boots too) or on the suites it runs, with the
 # explained differences ("subset").  foreign: not built here (results.py:
@@ -143,6 +147,7 @@ DEFAULTS = {
     'known_only': False, 'obj': None, 'headers': True, 'gcov': [], 'coverage': None,
     'coverage_files': [], 'coverage_goal': False,
     'check': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False, 'bench': False,
+    'fuzz_check': False,
     'compare': None, 'foreign': False,
     'mode': 'check', 'kernel': None, 'initrd': None, 'test_modules': True,
     'timeout': 1200, 'cpu': 'max', 'tcg_threads': None, 'retry_before_init': False,
@@ -151,7 +156,7 @@ VARIANTS = {
     'qemu': {'side': 'ours', 'rewrite_frags': True, 'check': True, 'smp8': True,
              'kselftest': True, 'bench': True, 'compare': ('upstream', 'all')},
     'debug': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'debug.config'],
-              'check': True, 'smp8_mem': '2G', 'timeout': 2400},
+              'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400},
     'upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream/obj/qemu',
                  'headers': False, 'check': True, 'smp8': True, 'bench': True},
     'stock': {'tree': None, 'side': 'stock', 'check': True, 'foreign': True,
@@ -170,8 +175,16 @@ VARIANTS = {
                      'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
     # Linux 7.3 with every commit before rewrite:, ported (series.txt's
     # "base 7.3:" blocks); the options 7.3 no longer defines left out.
+    # Compared with 6.12's upstream on every suite: the same results, or
+    # a 7.x behaviour change tests/suites.py explains.  Its debug form
+    # (KASAN, lockdep, kmemleak, fault injection) in make fuzz.
     'upstream-7.3': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream',
-                     'obj': 'upstream-7.3/obj/qemu', 'headers': False, 'known_only': True},
+                     'obj': 'upstream-7.3/obj/qemu', 'headers': False, 'known_only': True,
+                     'check': True, 'compare': ('upstream', 'subset')},
+    'upstream-7.3-debug': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream',
+                           'frags': ['qemu.config', 'debug.config'],
+                           'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
+                           'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400},
 }
 
 
@@ -260,6 +273,8 @@ def cmd_list(a):
         out = [n for n in chosen if variant(n)['smp8']]
     elif a.what == 'kselftest':
         out = names('kselftest')
+    elif a.what == 'fuzz-check':
+        out = names('fuzz_check')
     elif a.what == 'bench':
         ours = names('bench')
         out = sorted(ours, key=lambda n: variant(n)['side'] != 'ours')
@@ -294,7 +309,7 @@ def cmd_table(a):
         what = [f'tree {v["tree"] or "(not built here)"}' + (f' on {v["base"]}' if v['base'] != DEFAULT_BASE else '')]
         if v['tree']:
             what.append('frags ' + '+'.join(v['frags']) + (' +rewrite' if v['rewrite_frags'] else ''))
-        what += [k for k in ('check', 'smp8', 'kselftest', 'bench', 'foreign') if v[k]]
+        what += [k for k in ('check', 'smp8', 'kselftest', 'fuzz_check', 'bench', 'foreign') if v[k]]
         if v['compare']:
             what.append(f'compared with {v["compare"][0]} ({v["compare"][1]})')
         print(f'variant {n}: ' + ', '.join(what))
@@ -310,8 +325,8 @@ def main():
     p.add_argument('variant')
     p.set_defaults(fn=cmd_sh)
     p = sub.add_parser('list')
-    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'bench', 'built', 'trees',
-                                    'bases', 'other-bases'))
+    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'fuzz-check', 'bench', 'built',
+                                    'trees', 'bases', 'other-bases'))
     p.add_argument('base', nargs='?', help='built, trees: on this base (default: BASE, '
                    'else DEFAULT_BASE)')
     p.set_defaults(fn=cmd_list)

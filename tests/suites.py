@@ -5,14 +5,14 @@
 A suite is one row: its command, the boot modes whose lists run it (each
 mode may add arguments, or change the timeout), the path it needs, the
 least number of results each kernel must report, the skips allowed and,
-for the suites of Debian's stock kernel, the differences from upstream
-that are explained.  Everything else reads this table:
+for the kernels compared with another on a subset (Debian's stock
+kernel, upstream-7.3), the differences that are explained.  Everything else reads this table:
 
   suites.py lists DIR        the guest's lists, DIR/<mode>.list
                              (scripts/initramfs.sh; /init runs one)
   suites.py manifest         results.py --manifest's file
   suites.py expected-skips   results.py --expected-skips's file
-  suites.py stock-differences  compare.py --explained's file
+  suites.py differences KERNEL  compare.py --explained's file for KERNEL
   suites.py table            the table, for a reader (one line a suite)
 
 A list line is "NAME TIMEOUT NEEDS COMMAND" (scripts/guest/init).  The
@@ -34,6 +34,7 @@ Environment: BUILD (default TOP/build), GUEST (BUILD/guest), TREE
 (BUILD/linux), PF_CHECK_OPS (perf_fuzzer's operations in make check).
 """
 import argparse
+import fnmatch
 import glob
 import os
 import re
@@ -55,6 +56,7 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
 # the kernels whose main boot runs the stock list (Debian's kernel:
 # scripts/kernels.py), "*@kselftest" the runner's boot (scripts/check.sh).
+STOCK_KERNELS = ','.join(kernels.of_mode('stock'))
 MANIFEST_KERNELS = {'check': '*', 'stock': ','.join(kernels.of_mode('stock')), 'smp8': '*@smp8',
                     'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
@@ -136,8 +138,11 @@ def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
     skips    allowed skips: (kernels, result-glob, reason); kernels a
              comma-separated list of run-label globs, or None for a suite
              not run per kernel (a gate)
-    differs  explained stock-vs-upstream differences:
-             (result-glob, stock-status, upstream-status, reason)
+    differs  explained differences of a kernel from the one it is compared
+             with on a subset (scripts/kernels.py's compare):
+             (kernels, result-glob, its status, the other's, reason),
+             kernels comma-separated globs; without kernels, Debian's
+             stock kernels (against upstream)
     """
     return dict(name=name, cmd=cmd, timeout=timeout, modes=modes or {}, harness=harness,
                 needs=needs, min=min, skips=list(skips), differs=list(differs))
@@ -510,9 +515,23 @@ def cmd_expected_skips(a):
               expected_skips(), (40, 28, ''))
 
 
-def cmd_stock_differences(a):
-    generated('stock-differences', 'SUITE RESULT STOCK UPSTREAM REASON (scripts/compare.py --explained)',
-              [(s['name'], *d) for s in SUITES for d in s['differs']], (31, 40, 5, 8, ''))
+def differences(name):
+    """The differences explained for kernel NAME against the one it is
+    compared with: (suite, result-glob, its status, the other's, reason)."""
+    out = []
+    for s in SUITES:
+        for d in s['differs']:
+            kernels, d = (d[0], d[1:]) if len(d) == 5 else (STOCK_KERNELS, d)
+            if any(fnmatch.fnmatchcase(name, k) for k in kernels.split(',')):
+                out.append((s['name'], *d))
+    return out
+
+
+def cmd_differences(a):
+    kernels.variant(a.kernel)
+    generated(f'differences {a.kernel}',
+              f'SUITE RESULT {a.kernel.upper()} OTHER REASON (scripts/compare.py --explained)',
+              differences(a.kernel), (31, 40, 5, 8, ''))
 
 
 def cmd_table(a):
@@ -535,8 +554,11 @@ def main():
     p.add_argument('dir')
     p.set_defaults(fn=cmd_lists)
     for name, fn in (('manifest', cmd_manifest), ('expected-skips', cmd_expected_skips),
-                     ('stock-differences', cmd_stock_differences), ('table', cmd_table)):
+                     ('table', cmd_table)):
         sub.add_parser(name).set_defaults(fn=fn)
+    p = sub.add_parser('differences', help="compare.py --explained's file for KERNEL")
+    p.add_argument('kernel')
+    p.set_defaults(fn=cmd_differences)
     a = ap.parse_args()
     a.fn(a)
 
