@@ -49,8 +49,10 @@ for rel in kernel/events drivers/hwtracing/ptsim; do
 		opts=$(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$kc")
 
 		# 1. kunit.py's own check, on a throwaway build directory; once
-		# per tree (qemu and debug share the ours tree).
-		t=$K_TREE
+		# per tree (qemu and debug share the ours tree; upstream on
+		# 6.12 and on 7.3 have one each).
+		t=${K_SRC#"$BUILD"/}
+		t=${t//\//_}
 		if [[ " ${done_cfg[*]:-} " != *" $t:$rel "* ]]; then
 			done_cfg+=("$t:$rel")
 			kd=$BUILD/kunit-check/$t/${rel//\//_}
