@@ -212,6 +212,9 @@ SUITES = [
          "a 2 GiB AUX area needs 3.5 GiB of MemTotal; the debug kernel's 8-CPU boot has 2 GiB")]),
     P('aux_mmap_abi', harness=True),
     P('mmap', harness=True),
+    # What a buffer's mappings charge (the 7.3 fix "perf/core: Charge a
+    # perf buffer mapped again only once"); a software event, every kernel.
+    P('mmap_accounting', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
         ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)]),
