@@ -237,6 +237,10 @@ FIXTURE_SETUP(aux_sample)
 {
 	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE |
 		   (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
+	if (!_metadata->exit_code && (variant->how & SAMPLE_SHARED) &&
+	    aux_shared_refused())
+		SKIP(return, "this kernel refuses an AUX mmap() through an event "
+		     "redirected to another's buffer (EBUSY, mainline since 7.3)");
 }
 
 FIXTURE_TEARDOWN(aux_sample) {}
