@@ -239,8 +239,7 @@ FIXTURE_SETUP(aux_sample)
 		   (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
 	if (!_metadata->exit_code && (variant->how & SAMPLE_SHARED) &&
 	    aux_shared_refused())
-		SKIP(return, "this kernel refuses an AUX mmap() through an event "
-		     "redirected to another's buffer (EBUSY, mainline since 7.3)");
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(aux_sample) {}

@@ -86,14 +86,11 @@ FIXTURE_VARIANT_ADD(form, alone) { .form = ALONE };
 FIXTURE_VARIANT_ADD(form, shared) { .form = SHARED };
 FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = PTSIM_NEED_2CPUS };
 
-#define SHARED_REFUSED "this kernel refuses an AUX mmap() through an event redirected " \
-	"to another's buffer (EBUSY, mainline since 7.3)"
-
 FIXTURE_SETUP(form)
 {
 	ptsim_need(_metadata, variant->needs);
 	if (!_metadata->exit_code && variant->form == SHARED && aux_shared_refused())
-		SKIP(return, SHARED_REFUSED);
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(form) {}
@@ -109,7 +106,7 @@ FIXTURE_SETUP(mark_form)
 {
 	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
 	if (!_metadata->exit_code && variant->form == SHARED && aux_shared_refused())
-		SKIP(return, SHARED_REFUSED);
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
