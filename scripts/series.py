@@ -12,8 +12,10 @@ line marks the AUX area rewrite: the commits after it are what the
 base (scripts/kernels.py's BASES): "base 7.3:" and its diff on that
 base, "base 7.3: none" (no edits to upstream files there) or "base 7.3:
 drop WHY" (not part of that base's series); without one it takes its
-default diff on every base.  The file's own header documents the
-format.
+default diff on every base.  A commit that exists only on other bases
+(a fix of a bug the default base does not have) says "base 6.12: drop
+WHY" for the default base, and has no default diff.  The file's own
+header documents the format.
 
 Everything that builds or exports the work reads it through this module:
 
@@ -127,7 +129,7 @@ class Commit:
         """The commit on base (None: the default base): None if it is
         dropped there, else its diff ('' for none): its "base NAME:"
         block if it has one, else its default diff."""
-        b = self.bases.get(base) if base else None
+        b = self.bases.get(base or default_base())
         if b is None:
             return self.diff
         if b.kind == 'drop':
@@ -427,8 +429,9 @@ def set_base(text, number, base, kind, diff='', reason='', path='series.txt'):
     if b is not None:
         start = b.lineno - 1
         end = b.lineno if b.diff_lineno is None else b.diff_lineno - 1 + b.diff.count('\n')
-        if not block:       # the blank line before it goes too
-            while start > 0 and not lines[start - 1].strip():
+        if not block:       # the blank line before it goes too (not a
+            # diff's empty context line, " ", above it)
+            while start > 0 and lines[start - 1] == '':
                 start -= 1
         lines[start:end] = block
     elif block:
@@ -477,9 +480,18 @@ def check_bases(s):
             if b.name not in kernels.BASES:
                 raise SeriesError(f'{s.path}:{b.lineno}: no base {b.name} in scripts/kernels.py '
                                   f'({" ".join(kernels.BASES)})')
-            if b.name == kernels.DEFAULT_BASE:
+            if b.name != kernels.DEFAULT_BASE:
+                continue
+            # On the default base, a commit can only be left out: its
+            # diff is the commit's own, and it has none then.
+            if b.kind != 'drop':
                 raise SeriesError(f'{s.path}:{b.lineno}: {b.name} is the default base: '
-                                  'its diff is the commit\'s own, above')
+                                  'its diff is the commit\'s own, above (or, for a commit '
+                                  f'only on other bases: "base {b.name}: drop WHY")')
+            if c.diff:
+                raise SeriesError(f'{s.path}:{b.lineno}: "{c.subject}" is dropped on the '
+                                  f'default base {b.name} but has a diff for it (line '
+                                  f'{c.diff_lineno}): put it in its "base NAME:" blocks')
 
 
 def load(path):

@@ -93,6 +93,12 @@ FUZZ_TRACE = '-T "$AUXLAB_OUT/diff/ptsim_fuzz.trace"'
 # (ptsim_mark's PMI), and has no PERF_EVENT_IOC_FLUSH.
 NO_PMI = "ptsim_mark as a module has no PMI: 6.12 does not export perf_event_overflow()"
 NO_FLUSH = "PERF_EVENT_IOC_FLUSH is this series' (ENOTTY on 6.12)"
+# The shared forms map the AUX area through a ptsim event redirected to a
+# dummy's buffer: 7.3 refuses that (EBUSY, the series' 7.3 fix "perf/core:
+# Refuse an AUX mmap() through an event without a mapping"), and the
+# cases skip in their setup.
+SHARED_REFUSED = ("7.3 refuses an AUX mmap() through an event redirected to another's "
+                  'buffer (EBUSY)')
 
 
 def plan(src):
@@ -187,7 +193,9 @@ SUITES = [
       # The fixtures mark and mark_form (the cases whose pause and resume
       # come from ptsim_mark's PMI) skip in their setup without it.
       skips=[('stock', 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
-             ('stock', 'mark_form.*', 'the same')],
+             ('stock', 'mark_form.*', 'the same'),
+             ('upstream-7.3', 'form.shared.*', SHARED_REFUSED),
+             ('upstream-7.3', 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same')]),
     P('ptsim_aux_abi_test', harness=True, modes={
@@ -198,7 +206,8 @@ SUITES = [
               'ptsim as a module has no AUX sampling: 6.12 does not export perf_output_copy_aux()'),
              ('stock', 'mark_pmi.aux_output_errnos_mark', NO_PMI),
              ('stock', 'unpriv.*.mark_samples_user_ips*', NO_PMI),
-             ('stock', 'ptsim.aux_record_format_only_is_silent', NO_FLUSH)],
+             ('stock', 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
+             ('upstream-7.3', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
       differs=[('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
                ('mark_pmi.aux_output_errnos_mark', 'skip', 'ok',
@@ -217,6 +226,9 @@ SUITES = [
          "a 2 GiB AUX area needs 3.5 GiB of MemTotal; the debug kernel's 8-CPU boot has 2 GiB")]),
     P('aux_mmap_abi', harness=True),
     P('mmap', harness=True),
+    # What a buffer's mappings charge (the 7.3 fix "perf/core: Charge a
+    # perf buffer mapped again only once"); a software event, every kernel.
+    P('mmap_accounting', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
         ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)]),

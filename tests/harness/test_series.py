@@ -279,6 +279,37 @@ class Bases(unittest.TestCase):
         with self.assertRaisesRegex(series.SeriesError, 'is the default base'):
             series.check_bases(parse(BASES.replace('7.3: none', default + ': none')))
 
+    def test_only_on_other_bases(self):
+        # A commit that exists only on other bases: dropped on the default
+        # base, with no default diff; its other bases' blocks as usual.
+        default = series.default_base()
+        text = ('cover: c\n\nbody\n\ncommit: a\nfiles: kernel/a.c\n\nbody\n\n'
+                f'base {default}: drop no such bug there\n\nbase 7.3:\n' + DIFF +
+                '\ncommit: b\n\nbody\n' + DIFF)
+        s = parse(text)
+        series.check_bases(s)
+        a, b = s.commits
+        self.assertEqual(a.bases[default].reason, 'no such bug there')
+        self.assertEqual([a.on(x) for x in (None, default, '7.3')], [None, None, DIFF])
+        self.assertEqual([b.on(x) for x in (None, '7.3')], [DIFF, DIFF])
+        with tempfile.TemporaryDirectory() as d:
+            for base, want in ((None, '002\tb\n'), (default, '002\tb\n'),
+                               ('7.3', '001\ta\n002\tb\n')):
+                out = os.path.join(d, str(base))
+                series.materialize(s, series.claim(s, ['kernel/a.c']), out, on_base=base)
+                with open(os.path.join(out, 'commits')) as f:
+                    self.assertEqual(f.read(), want)
+        # set-base makes and removes such a block.
+        plain = 'cover: c\n\nbody\n\ncommit: a\n\nbody\n\nbase 7.3:\n' + DIFF
+        text = series.set_base(plain, 1, default, 'drop', reason='moot')
+        self.assertIsNone(parse(text).commits[0].on(None))
+        self.assertEqual(series.set_base(text, 1, default, 'default'), plain)
+        # It has no default diff, and no other kind of block for the default base.
+        with self.assertRaisesRegex(series.SeriesError, 'dropped on the default base'):
+            series.check_bases(parse(text.replace('body\n\nbase', 'body\n' + DIFF + '\nbase', 1)))
+        with self.assertRaisesRegex(series.SeriesError, 'is the default base'):
+            series.check_bases(parse(plain + f'\nbase {default}: none\n'))
+
     def test_set_base(self):
         # Replace, add and remove blocks; the default diffs and the
         # messages stay as they are.

@@ -237,6 +237,9 @@ FIXTURE_SETUP(aux_sample)
 {
 	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_AUX_SAMPLE |
 		   (variant->how & SAMPLE_NMI ? PTSIM_NEED_MARK : 0));
+	if (!_metadata->exit_code && (variant->how & SAMPLE_SHARED) &&
+	    aux_shared_refused())
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(aux_sample) {}

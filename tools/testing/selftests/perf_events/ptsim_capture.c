@@ -52,6 +52,46 @@ int capture_map_shared(struct capture *s, int fd, int data_fd,
 	return 0;
 }
 
+/*
+ * 6.12 maps it (and a mapping through such an event takes it off the
+ * buffer when it is unmapped); mainline refuses it since "perf/core:
+ * Refuse an AUX mmap() through an event without a mapping" (7.3), as it
+ * refuses the data area since d06bf78e55d5.  A ptsim event on CPU 0
+ * redirected to a dummy's buffer there; false if they cannot be set up.
+ */
+bool aux_shared_refused(void)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	int fd, owner, err = 0;
+	void *aux;
+
+	ptsim_attr(&attr, 0);
+	fd = perf_open(&attr, -1, 0, -1);
+	owner = dummy_open_on(-1, 0);
+	pg = owner < 0 ? MAP_FAILED :
+		mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, owner, 0);
+	if (fd >= 0 && pg != MAP_FAILED &&
+	    !ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, owner)) {
+		pg->aux_offset = 2 * psz;
+		pg->aux_size = 16 * psz;
+		aux = mmap(NULL, 16 * psz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fd, 2 * psz);
+		if (aux == MAP_FAILED)
+			err = errno;
+		else
+			munmap(aux, 16 * psz);
+	}
+	if (pg != MAP_FAILED)
+		munmap(pg, 2 * psz);
+	if (owner >= 0)
+		close(owner);
+	if (fd >= 0)
+		close(fd);
+	return err == EBUSY;
+}
+
 /* Both areas on @fd's own buffer. */
 int capture_map(struct capture *s, int fd, __u64 config,
 		int data_pages, int aux_pages, bool snapshot)

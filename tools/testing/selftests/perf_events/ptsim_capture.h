@@ -47,6 +47,14 @@ struct capture {
 };
 
 void *grow(void *p, size_t *cap, size_t need, size_t elem);
+/*
+ * Whether this kernel refuses to map the AUX area through an event whose
+ * output goes to another event's buffer (EBUSY): capture_map_shared()
+ * with two events cannot work there.
+ */
+bool aux_shared_refused(void);
+#define AUX_SHARED_REFUSED \
+	"this kernel refuses an AUX mmap() through an event redirected to another's buffer (EBUSY)"
 int capture_map_shared(struct capture *s, int fd, int data_fd,
 		       __u64 config, int data_pages, int aux_pages,
 		       bool snapshot);

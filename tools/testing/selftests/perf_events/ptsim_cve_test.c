@@ -759,6 +759,66 @@ TEST_F_TIMEOUT(cve, aux_fail_einval, 60)
 }
 
 /*
+ * An AUX mmap() through an event whose output goes to another event's
+ * buffer (PERF_EVENT_IOC_SET_OUTPUT): F has E's buffer but no mapping of
+ * its own.
+ *
+ * 6.12 maps the AUX area through F (its mmap_count, an atomic_t, counts
+ * up from 0, and the munmap() takes it back to 0, detaching F from the
+ * buffer).  Mainline since the mmap() counts became refcount_t
+ * (448f97fba901, 6.17) increments F's count at 0: "refcount_t: addition
+ * on 0; use-after-free", a WARN, the count saturated for good, so that F
+ * can no longer be redirected (EINVAL), and an underflow WARN at a later
+ * munmap().  With the fix "perf/core: Refuse an AUX mmap() through an
+ * event without a mapping" the mmap() fails with EBUSY, as mapping the
+ * data area through F does.  Either way: no WARN (the kernel gets no W
+ * taint here), F can be redirected again, nothing is left charged.
+ *
+ * Seen 2026-11-29 on 7.3.4: the WARN above in the first round, then
+ * "clearing F's output: Invalid argument".
+ */
+TEST_F_TIMEOUT(cve, aux_map_through_output_event, 60)
+{
+	const int data_pages = 8, aux_pages = 16;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
+	long tainted = read_long("/proc/sys/kernel/tainted");
+	struct perf_event_mmap_page *pe;
+	int fe, ff, i, mapped = 0;
+	void *aux;
+
+	open_e_f(_metadata, &self->c, &fe, &ff);
+	for (i = 0; i < 10; i++) {
+		pe = map_data(fe, psz, data_pages, dlen, aux_pages * psz);
+		ASSERT_NE(NULL, pe);
+		ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe))
+			TH_LOG("round %d: redirecting F: %s", i, strerror(errno));
+		aux = map_aux(ff, dlen, aux_pages * psz);
+		if (aux == MAP_FAILED) {
+			EXPECT_EQ(EBUSY, errno)
+				TH_LOG("round %d: AUX mmap() through F: %s", i,
+				       strerror(errno));
+		} else {
+			mapped++;
+			EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
+			munmap(aux, aux_pages * psz);
+		}
+		munmap(pe, dlen);
+		EXPECT_EQ(0, vm_pin_pages());
+		ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, -1L))
+			TH_LOG("round %d: clearing F's output: %s", i, strerror(errno));
+	}
+	TH_LOG("%d rounds, the AUX mmap() through F succeeded in %d", i, mapped);
+	if (tainted < 0 || (tainted & (1 << 9)))
+		TH_LOG("the kernel was tainted W before: only the console shows a WARN");
+	else
+		EXPECT_EQ(0, read_long("/proc/sys/kernel/tainted") & (1 << 9))
+			TH_LOG("a WARN (taint W) during the case");
+	close(ff);
+	close(fe);
+	expect_baseline(&self->c);
+}
+
+/*
  * Allocation failures anywhere in the AUX mmap() (and in opening and
  * mapping the event): with fault injection, fail the 1st, 2nd, ...
  * allocation or user copy of the call until one runs through without
@@ -1399,7 +1459,11 @@ TEST_F_TIMEOUT(fault_injection, aux_member_fork_injected, 300)
  * event from it; a mapping that races with it must either get the buffer
  * before it dies (and keep it alive), or fail (EINVAL for the AUX area,
  * which needs a buffer), or, for the data area, get a new buffer.  Never
- * a mapping of a buffer that is being torn down.
+ * a mapping of a buffer that is being torn down.  Where the kernel maps
+ * nothing through an event without a mapping of its own (mainline: the
+ * data area since d06bf78e55d5, the AUX area since "perf/core: Refuse an
+ * AUX mmap() through an event without a mapping"; aux_shared_refused()),
+ * either mmap() may also fail with EBUSY, while F still has E's buffer.
  *
  * With the fix reverted (the AUX branch of perf_mmap() taking its
  * reference on the buffer unconditionally instead of only while it is
@@ -1422,8 +1486,10 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 	int fe, ff, rounds = 0, bad = 0, won[2] = { 0, 0 };
 	struct peer *pr;
 	long elsewhere;
+	bool refused;
 	double end;
 
+	refused = aux_shared_refused();
 	open_e_f(_metadata, &self->c, &fe, &ff);
 	pr = peer_start();
 	ASSERT_NE(NULL, pr);
@@ -1453,7 +1519,8 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 			TH_LOG("round %d: munmap: %s", rounds, strerror(err));
 		}
 		if (pr->addr == MAP_FAILED) {
-			if (!aux || pr->err != EINVAL) {
+			if (!(refused && pr->err == EBUSY) &&
+			    (!aux || pr->err != EINVAL)) {
 				bad++;
 				TH_LOG("round %d: %s mmap through F: %s", rounds,
 				       aux ? "AUX" : "data", strerror(pr->err));

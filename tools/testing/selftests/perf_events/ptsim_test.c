@@ -89,6 +89,8 @@ FIXTURE_VARIANT_ADD(form, inherited) { .form = INHERITED, .needs = PTSIM_NEED_2C
 FIXTURE_SETUP(form)
 {
 	ptsim_need(_metadata, variant->needs);
+	if (!_metadata->exit_code && variant->form == SHARED && aux_shared_refused())
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(form) {}
@@ -103,6 +105,8 @@ FIXTURE_VARIANT_ADD(mark_form, shared) { .form = SHARED };
 FIXTURE_SETUP(mark_form)
 {
 	ptsim_need(_metadata, PTSIM_NEED_MARK_PMI);
+	if (!_metadata->exit_code && variant->form == SHARED && aux_shared_refused())
+		SKIP(return, AUX_SHARED_REFUSED);
 }
 
 FIXTURE_TEARDOWN(mark_form) {}
