@@ -361,7 +361,10 @@ static void peer_stop(struct peer *pr)
  * only way two events of an exclusive PMU can share a buffer); F's output
  * goes to E's buffer.  Each round, this process maps the AUX area through
  * E while a child maps it through F, at once.  The buffer must get one
- * AUX area: both calls succeed and the AUX pages are charged once.
+ * AUX area: both calls succeed and the AUX pages are charged once.  F's
+ * data area is mapped too where the kernel allows it (6.12); since
+ * d06bf78e55d5 it refuses with EBUSY, which is checked, and the race runs
+ * all the same: F's AUX mmap() needs only the buffer, E's mapping.
  *
  * With the fix reverted (perf_mmap() serializing the AUX branch with the
  * event's mmap_mutex instead of the buffer's aux_mutex), E and F hold
@@ -391,13 +394,24 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	pe = map_data(fe, self->c.psz, data_pages, 0, 0);
 	ASSERT_NE(NULL, pe);
 	ASSERT_EQ(0, ioctl(ff, PERF_EVENT_IOC_SET_OUTPUT, fe));
-	/* A second mapping of the same buffer, through F. */
+	/*
+	 * A second mapping of the same buffer, through F.  Since
+	 * d06bf78e55d5 the data area of an event whose output goes to
+	 * another's buffer cannot be mapped (EBUSY: both would write the
+	 * same user page); the AUX area still can, and the race is between
+	 * the two AUX mmap()s.
+	 */
+	errno = 0;
 	pf = map_data(ff, self->c.psz, data_pages, 0, 0);
-	ASSERT_NE(NULL, pf);
+	if (!pf)
+		ASSERT_EQ(EBUSY, errno)
+			TH_LOG("data mmap through F: %s, want success or EBUSY",
+			       strerror(errno));
 	ASSERT_EQ(1 + data_pages, vm_pin_pages());
 	pe->aux_offset = (1 + data_pages) * self->c.psz;
 	pe->aux_size = aux_pages * self->c.psz;
-	ASSERT_EQ(pe->aux_offset, pf->aux_offset) TH_LOG("not one buffer");
+	if (pf)
+		ASSERT_EQ(pe->aux_offset, pf->aux_offset) TH_LOG("not one buffer");
 	pr = peer_start();
 	ASSERT_NE(NULL, pr);
 	self->c.peer = pr;
@@ -445,7 +459,8 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 	TH_LOG("%d rounds", rounds);
 	EXPECT_EQ(0, bad);
 	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
-	munmap(pf, (1 + data_pages) * self->c.psz);
+	if (pf)
+		munmap(pf, (1 + data_pages) * self->c.psz);
 	munmap(pe, (1 + data_pages) * self->c.psz);
 	close(ff);
 	close(fe);
@@ -466,8 +481,11 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
  * AUX mapping must fail with EINVAL and leave it as it was: munmap() of a
  * part, mprotect() of a part, mremap() to a smaller size, and an mmap()
  * with MAP_FIXED over a part.  Growing it with mremap() fails (EFAULT,
- * the mapping is VM_DONTEXPAND); moving it whole and zapping its pages
- * with MADV_DONTNEED are allowed.  Afterwards everything goes back.
+ * the mapping is VM_DONTEXPAND); moving it whole is allowed, and so is
+ * zapping its pages with MADV_DONTNEED, or it fails with EINVAL (since
+ * 6.14's b709eb872e19 a perf mapping is VM_PFNMAP, which MADV_DONTNEED
+ * refuses): either is accepted, any other result fails, and after it the
+ * mapping must be as it was.  Afterwards everything goes back.
  *
  * With the fix reverted (no perf_mmap_may_split()), the partial munmap()
  * of the AUX mapping succeeds: the kernel calls perf_mmap_open() for the
@@ -536,8 +554,17 @@ TEST_F_TIMEOUT(cve, vma_split, 60)
 					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0))
 			TH_LOG("%s: MAP_FIXED over a part", what);
 		EXPECT_EQ(EINVAL, errno);
-		/* Zapping pages splits nothing; they fault back in. */
-		EXPECT_EQ(0, madvise(m + psz, psz, MADV_DONTNEED));
+		/*
+		 * Zapping pages splits nothing: 6.12 allows it (they fault
+		 * back in); since b709eb872e19 (6.14) a perf mapping is
+		 * VM_PFNMAP, mapped whole at mmap() time, and MADV_DONTNEED
+		 * is refused with EINVAL.  Either way nothing may change.
+		 */
+		errno = 0;
+		if (madvise(m + psz, psz, MADV_DONTNEED))
+			EXPECT_EQ(EINVAL, errno)
+				TH_LOG("%s: MADV_DONTNEED: %s, want success or EINVAL",
+				       what, strerror(errno));
 		/* Nothing changed: still mapped, still charged once. */
 		EXPECT_EQ(1 + data_pages + aux_pages, vm_pin_pages());
 		EXPECT_EQ(2, count_perf_maps());
@@ -545,6 +572,7 @@ TEST_F_TIMEOUT(cve, vma_split, 60)
 	/* The user page and the AUX pages are still there. */
 	EXPECT_EQ((__u64)dlen, pg->aux_offset);
 	EXPECT_EQ(0, aux[alen - 1]);
+	EXPECT_EQ(0, aux[psz]);
 
 	/* Moving a whole mapping is fine, and it keeps working. */
 	r = mmap(NULL, alen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1265,6 +1293,13 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
  * child exit: the child's exit is the last munmap() of that area.  This
  * process's VmPin must then be back at its baseline.
  *
+ * Since b709eb872e19 (6.14) a perf mapping is VM_PFNMAP, which
+ * MADV_DOFORK refuses (VM_SPECIAL): there the madvise() must fail with
+ * EINVAL exactly and change nothing (VmPin and the perf mappings as they
+ * were), and the rest runs as well: the child then holds no copy, and
+ * this process's munmap() must give everything back.  Any other errno,
+ * or a leak, fails.
+ *
  * Without "perf/core: Uncharge pinned pages from the mm they were charged
  * to", 6.12 uncharges the mm of whoever unmaps last (the child's): this
  * process keeps the pages in VmPin for as long as it lives, and under an
@@ -1281,7 +1316,7 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 	struct perf_event_mmap_page *pg;
 	__u64 aux_pages = 8;
 	void *aux, *copied;
-	int fd, area, status;
+	int fd, area, status, refused = 0;
 	pid_t pid;
 
 	for (area = 0; area < 2; area++) {
@@ -1292,10 +1327,17 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 		aux = map_aux(fd, pg->aux_offset, pg->aux_size);
 		ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX area: %s", strerror(errno));
 		copied = area ? (void *)pg : aux;
-		ASSERT_EQ(0, madvise(copied, area ? 2 * self->c.psz : pg->aux_size,
-				     MADV_DOFORK))
-			TH_LOG("MADV_DOFORK on the %s area: %s", area_name[area],
-			       strerror(errno));
+		errno = 0;
+		if (madvise(copied, area ? 2 * self->c.psz : pg->aux_size,
+			    MADV_DOFORK)) {
+			/* 7.x: refused, and nothing else may have changed. */
+			ASSERT_EQ(EINVAL, errno)
+				TH_LOG("MADV_DOFORK on the %s area: %s, want success or EINVAL",
+				       area_name[area], strerror(errno));
+			EXPECT_EQ((long)(2 + aux_pages), vm_pin_pages());
+			EXPECT_EQ(2, count_perf_maps());
+			refused++;
+		}
 		pid = spawn_idle();
 		ASSERT_LT(0, pid);
 		self->c.kids[0] = pid;
@@ -1308,6 +1350,9 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 		self->c.kids[0] = 0;
 		expect_baseline(&self->c);
 	}
+	if (refused)
+		TH_LOG("MADV_DOFORK refused (EINVAL) on %d of 2 areas: no copy to unmap last",
+		       refused);
 }
 
 /*
@@ -1399,7 +1444,11 @@ TEST_F_TIMEOUT(fault_injection, aux_member_fork_injected, 300)
  * event from it; a mapping that races with it must either get the buffer
  * before it dies (and keep it alive), or fail (EINVAL for the AUX area,
  * which needs a buffer), or, for the data area, get a new buffer.  Never
- * a mapping of a buffer that is being torn down.
+ * a mapping of a buffer that is being torn down.  Since d06bf78e55d5 a
+ * data mmap() through F that finds E's buffer still alive is refused
+ * with EBUSY (F's output goes to a buffer it did not map), which is
+ * accepted for the data rounds alone, and counted: the AUX rounds, the
+ * race this case is for, are judged as before.
  *
  * With the fix reverted (the AUX branch of perf_mmap() taking its
  * reference on the buffer unconditionally instead of only while it is
@@ -1419,7 +1468,7 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 {
 	const int data_pages = 4, aux_pages = 16;
 	long psz = self->c.psz, dlen = (1 + data_pages) * psz;
-	int fe, ff, rounds = 0, bad = 0, won[2] = { 0, 0 };
+	int fe, ff, rounds = 0, bad = 0, busy = 0, won[2] = { 0, 0 };
 	struct peer *pr;
 	long elsewhere;
 	double end;
@@ -1453,7 +1502,9 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 			TH_LOG("round %d: munmap: %s", rounds, strerror(err));
 		}
 		if (pr->addr == MAP_FAILED) {
-			if (!aux || pr->err != EINVAL) {
+			if (!aux && pr->err == EBUSY) {
+				busy++;
+			} else if (!aux || pr->err != EINVAL) {
 				bad++;
 				TH_LOG("round %d: %s mmap through F: %s", rounds,
 				       aux ? "AUX" : "data", strerror(pr->err));
@@ -1482,16 +1533,18 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 			       strerror(errno));
 		}
 	}
-	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX)",
-	       rounds, won[0], won[1]);
+	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX), "
+	       "was refused an alias %d times (data, EBUSY)",
+	       rounds, won[0], won[1], busy);
 	EXPECT_EQ(0, bad);
 	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
 	/*
 	 * Which side wins depends on scheduling alone, so no share of
 	 * wins is asserted; but the peer's mmap() ran in every round, and
-	 * a data one can only succeed, so a round without it is "bad".
+	 * a data one can only succeed (or, since d06bf78e55d5, be refused
+	 * the alias of a live buffer), so a round without it is "bad".
 	 */
-	EXPECT_LE(RACE_MIN_ROUNDS / 2, won[0] + won[1]);
+	EXPECT_LE(RACE_MIN_ROUNDS / 2, won[0] + won[1] + busy);
 	close(ff);
 	close(fe);
 	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
