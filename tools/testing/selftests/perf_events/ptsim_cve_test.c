@@ -1298,7 +1298,8 @@ TEST_F_TIMEOUT(cve, aux_map_by_another_user, 60)
  * EINVAL exactly and change nothing (VmPin and the perf mappings as they
  * were), and the rest runs as well: the child then holds no copy, and
  * this process's munmap() must give everything back.  Any other errno,
- * or a leak, fails.
+ * or a leak, fails.  The uncharge this case was written for is reached
+ * on 7.x through a shared descriptor instead: passed_fd.*.pinned_mm_uncharge.
  *
  * Without "perf/core: Uncharge pinned pages from the mm they were charged
  * to", 6.12 uncharges the mm of whoever unmaps last (the child's): this
@@ -1353,6 +1354,125 @@ TEST_F_TIMEOUT(cve, aux_map_dofork, 60)
 	if (refused)
 		TH_LOG("MADV_DOFORK refused (EINVAL) on %d of 2 areas: no copy to unmap last",
 		       refused);
+}
+
+/*
+ * Pinned pages uncharged from the mm they were charged to, when another
+ * process maps the same buffer through a descriptor it shares and unmaps
+ * it last: the trigger of aux_map_dofork's bug that 7.x still has
+ * (MADV_DOFORK is refused there).
+ *
+ * With perf_event_mlock_kb at 0 (the fixture's; put back at its end) the
+ * first mmap() of an area charges all its pages to the mapping mm's
+ * pinned_vm (rb->mmap_locked, rb->aux_mmap_locked).  This process (A)
+ * opens the event, forks the peer (B), which so holds the descriptor,
+ * then maps the area and checks that its own VmPin took every page.  B
+ * maps the same area through its copy of the descriptor; A unmaps it
+ * first, B last.  The uncharge at B's munmap() must come off the mm that
+ * was charged, A's: A's VmPin must then be what it was before A mapped
+ * the area, and B's after its munmap() between what it was before its
+ * mmap() and after it (an uncharge from B's mm takes it below zero:
+ * vm_pin_pages() reads VmPin signed).
+ * Variant data_area: the data area of a software (dummy) event, the
+ * buffer alone (ptsim only for the fixture's leak check); variant
+ * aux_area: a ptsim event's AUX area, with A's data area mapped
+ * throughout (unmapped, and checked, at the end).
+ *
+ * Only VmPin is asserted, A's before against A's after: what B's
+ * repeated mmap() charges is left out (on 7.x it charges the user's
+ * perf_mlock again, a separate bug), and so the leak check at the end
+ * leaves perf_mlock out too; everything else it checks.
+ *
+ * Without "perf/core: Uncharge pinned pages from the mm they were charged
+ * to" (on 6.12 and on 7.x), B's munmap() uncharges B's mm (vma->vm_mm):
+ * A's VmPin keeps every page of the area for as long as A lives, and
+ * B's goes below zero.  Seen 2026-11-29 on upstream-7.3 with that fix
+ * dropped from its series: "B's VmPin -5 after its munmap(), 0 before
+ * its mmap()", "A's VmPin kept the data area's pages after B's
+ * munmap()" (A's 5, want 0) and "leaked: vm_pin 0 -> 5" (data_area);
+ * B's -8, A's 13 (want 5) and "leaked: vm_pin 0 -> 8" (aux_area).
+ */
+FIXTURE(passed_fd) { struct cve c; };
+FIXTURE_VARIANT(passed_fd) {
+	bool aux;		/* a ptsim event's AUX area, else a dummy's data area */
+};
+FIXTURE_VARIANT_ADD(passed_fd, data_area) { .aux = false };
+FIXTURE_VARIANT_ADD(passed_fd, aux_area) { .aux = true };
+FIXTURE_SETUP(passed_fd)
+{
+	cve_begin(_metadata, &self->c, 0);
+}
+
+FIXTURE_TEARDOWN(passed_fd)
+{
+	cve_end(&self->c);
+}
+
+TEST_F_TIMEOUT(passed_fd, pinned_mm_uncharge, 60)
+{
+	const int data_pages = 4, aux_pages = 8;
+	long psz = self->c.psz, dlen = (1 + data_pages) * psz, alen = aux_pages * psz;
+	long pin0, pin_data, b0, b_mapped, len = variant->aux ? alen : dlen;
+	__u64 off = variant->aux ? dlen : 0;
+	const char *what = variant->aux ? "AUX" : "data";
+	struct perf_event_mmap_page *pg;
+	void *mine, *b;
+	struct peer *pr;
+	int fd;
+
+	fd = variant->aux ? open_on(0, -1) : dummy_open();
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+	/* B: forked now, it holds the descriptor. */
+	pr = peer_start();
+	ASSERT_NE(NULL, pr);
+	self->c.peer = pr;
+	ASSERT_TRUE(peer_run(pr, PEER_NOP, -1, 0, 0, NULL));
+	b0 = pr->vm_pin;
+
+	pin0 = vm_pin_pages();
+	pg = map_data(fd, psz, data_pages, variant->aux ? dlen : 0,
+		      variant->aux ? alen : 0);
+	ASSERT_NE(NULL, pg) TH_LOG("data mmap: %s", strerror(errno));
+	pin_data = vm_pin_pages();
+	ASSERT_EQ(pin0 + 1 + data_pages, pin_data)
+		TH_LOG("the data area is not all charged to this mm");
+	mine = pg;
+	if (variant->aux) {
+		mine = map_aux(fd, off, alen);
+		ASSERT_NE(MAP_FAILED, mine) TH_LOG("AUX mmap: %s", strerror(errno));
+		ASSERT_EQ(pin_data + aux_pages, vm_pin_pages())
+			TH_LOG("the AUX area is not all charged to this mm");
+	}
+
+	/* B maps the same area through its descriptor. */
+	ASSERT_TRUE(peer_run(pr, PEER_MMAP, fd, off, len, NULL));
+	ASSERT_EQ(0, pr->err) TH_LOG("%s mmap in B: %s", what, strerror(pr->err));
+	b = pr->addr;
+	b_mapped = pr->vm_pin;
+
+	/* A unmaps first, B last: B's munmap() uncharges the area. */
+	ASSERT_EQ(0, munmap(mine, len));
+	ASSERT_TRUE(peer_run(pr, PEER_MUNMAP, -1, 0, len, b));
+	EXPECT_EQ(0, pr->err) TH_LOG("%s munmap in B: %s", what, strerror(pr->err));
+	EXPECT_LE(b0, pr->vm_pin)
+		TH_LOG("B's VmPin %ld after its munmap(), %ld before its mmap(): "
+		       "uncharged from B's mm", pr->vm_pin, b0);
+	EXPECT_LE(pr->vm_pin, b_mapped)
+		TH_LOG("B's VmPin %ld after its munmap(), %ld after its mmap()",
+		       pr->vm_pin, b_mapped);
+	EXPECT_EQ(variant->aux ? pin_data : pin0, vm_pin_pages())
+		TH_LOG("A's VmPin kept the %s area's pages after B's munmap()", what);
+
+	if (variant->aux) {
+		ASSERT_EQ(0, munmap(pg, dlen));
+		EXPECT_EQ(pin0, vm_pin_pages());
+	}
+	close(fd);
+	peer_stop(pr);
+	self->c.peer = NULL;
+	/* See above: perf_mlock is not this case's to judge. */
+	self->c.base.perf_mlock = -1;
+	expect_baseline(&self->c);
 }
 
 /*
