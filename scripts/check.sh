@@ -36,7 +36,7 @@
 # tests/suites.py's table names the suites each kernel must run, with
 # their least result counts, and the only skips allowed: a missing, short,
 # stale or unlisted suite and any other skip fail.  Its manifest, allowed
-# skips and stock differences are generated into $OUT first.
+# skips and explained differences are generated into $OUT first.
 #
 # The last line printed is "N passed, N failed[, N skipped]".
 set -uo pipefail
@@ -49,8 +49,14 @@ export VARIANTS
 # a "not ok" if the gate dies without reporting a failure.
 GATE=$TOP/scripts/run-gate.sh
 mkdir -p "$OUT"
-for f in manifest expected-skips stock-differences; do
+for f in manifest expected-skips; do
 	python3 "$TOP/tests/suites.py" "$f" >"$OUT/$f" || die "tests/suites.py $f failed"
+done
+# The explained differences from upstream of each kernel (versus, below,
+# reads those of a kernel compared on a subset): $OUT/<kernel>-differences.
+for v in $VARIANTS; do
+	python3 "$TOP/tests/suites.py" differences "$v" >"$OUT/$v-differences" ||
+		die "tests/suites.py differences $v failed"
 done
 runs=()
 objdirs=()	# each run's kernel objects, for KCSAN reports (results.py)

@@ -5,14 +5,18 @@
 A suite is one row: its command, the boot modes whose lists run it (each
 mode may add arguments, or change the timeout), the path it needs, the
 least number of results each kernel must report, the skips allowed and,
-for the suites of Debian's stock kernel, the differences from upstream
-that are explained.  Everything else reads this table:
+for the kernels compared with upstream with explanations (Debian's
+stock kernel, upstream-7.3), the differences from upstream that are
+explained.  Everything else reads this table:
 
   suites.py lists DIR        the guest's lists, DIR/<mode>.list
                              (scripts/initramfs.sh; /init runs one)
   suites.py manifest         results.py --manifest's file
   suites.py expected-skips   results.py --expected-skips's file
-  suites.py stock-differences  compare.py --explained's file
+  suites.py differences KERNEL  compare.py --explained's file for KERNEL
+                             (a kernel compared with upstream on a subset:
+                             scripts/kernels.py's compare); stock-
+                             differences is "differences stock"
   suites.py table            the table, for a reader (one line a suite)
 
 A list line is "NAME TIMEOUT NEEDS COMMAND" (scripts/guest/init).  The
@@ -136,11 +140,15 @@ def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
     skips    allowed skips: (kernels, result-glob, reason); kernels a
              comma-separated list of run-label globs, or None for a suite
              not run per kernel (a gate)
-    differs  explained stock-vs-upstream differences:
-             (result-glob, stock-status, upstream-status, reason)
+    differs  explained differences from upstream of a kernel compared
+             with it on a subset (scripts/kernels.py, compare):
+             (result-glob, stock-status, upstream-status, reason) for the
+             stock kernel, (kernel, result-glob, status, upstream-status,
+             reason) for another
     """
+    differs = [d if len(d) == 5 else ('stock', *d) for d in differs]
     return dict(name=name, cmd=cmd, timeout=timeout, modes=modes or {}, harness=harness,
-                needs=needs, min=min, skips=list(skips), differs=list(differs))
+                needs=needs, min=min, skips=list(skips), differs=differs)
 
 
 def P(prog, **kw):
@@ -510,9 +518,17 @@ def cmd_expected_skips(a):
               expected_skips(), (40, 28, ''))
 
 
+def cmd_differences(a):
+    k = a.kernel
+    generated('stock-differences' if k == 'stock' else f'differences {k}',
+              f'SUITE RESULT {k.upper()} UPSTREAM REASON (scripts/compare.py --explained)',
+              [(s['name'], *d[1:]) for s in SUITES for d in s['differs'] if d[0] == k],
+              (31, 40, 5, 8, ''))
+
+
 def cmd_stock_differences(a):
-    generated('stock-differences', 'SUITE RESULT STOCK UPSTREAM REASON (scripts/compare.py --explained)',
-              [(s['name'], *d) for s in SUITES for d in s['differs']], (31, 40, 5, 8, ''))
+    a.kernel = 'stock'
+    cmd_differences(a)
 
 
 def cmd_table(a):
@@ -534,6 +550,9 @@ def main():
     p = sub.add_parser('lists', help="write DIR/<mode>.list, the guest's lists")
     p.add_argument('dir')
     p.set_defaults(fn=cmd_lists)
+    p = sub.add_parser('differences', help="compare.py --explained's file for a kernel")
+    p.add_argument('kernel')
+    p.set_defaults(fn=cmd_differences)
     for name, fn in (('manifest', cmd_manifest), ('expected-skips', cmd_expected_skips),
                      ('stock-differences', cmd_stock_differences), ('table', cmd_table)):
         sub.add_parser(name).set_defaults(fn=fn)
