@@ -95,6 +95,23 @@ FUZZ_TRACE = '-T "$AUXLAB_OUT/diff/ptsim_fuzz.trace"'
 # (ptsim_mark's PMI), and has no PERF_EVENT_IOC_FLUSH.
 NO_PMI = "ptsim_mark as a module has no PMI: 6.12 does not export perf_event_overflow()"
 NO_FLUSH = "PERF_EVENT_IOC_FLUSH is this series' (ENOTTY on 6.12)"
+# upstream-7.3 against upstream (6.12): the differences two mainline 7.3
+# bugs make (their fixes are under way; these lines go with them).
+# REMAP: perf_mmap_rb() and perf_mmap_aux() charge the user's perf_mlock
+# again at every mmap() of an area that is already mapped (the repeat
+# path's perf_mmap_account()), and nothing uncharges it.  AUX_ALIAS: an
+# AUX mmap() through an event whose output goes to another's buffer takes
+# refcount_inc(&event->mmap_count) from 0 ("refcount_t: addition on 0",
+# a splat), the count saturates, and PERF_EVENT_IOC_SET_OUTPUT on that
+# event fails with EINVAL ever after.  REMAP's leak lasts the boot: once
+# ptsim_cve_test's aux_serialization_set_output (its first case) has
+# leaked 512 pages, perf_mlock_probe() reads its cap from then on, and
+# the later cases and ptsim_fuzz, blind to more, pass (2026-11-29); run
+# without it, they fail as listed.
+REMAP = ("mainline 7.3 charges perf_mlock again at every repeat mmap() of a mapped area "
+         "and never uncharges it (REMAP in tests/suites.py)")
+AUX_ALIAS = ("mainline 7.3's AUX mmap() through a SET_OUTPUT event saturates its mmap_count "
+             "(refcount WARN), and SET_OUTPUT on it is EINVAL after (AUX_ALIAS in tests/suites.py)")
 
 
 def plan(src):
@@ -192,7 +209,9 @@ SUITES = [
       skips=[('stock', 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
              ('stock', 'mark_form.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
-               ('mark_form.*', 'skip', 'ok', 'the same')]),
+               ('mark_form.*', 'skip', 'ok', 'the same'),
+               # the second capture_map_shared(): SET_OUTPUT to the owner again
+               ('upstream-7.3', 'form.shared.pause_without_buffer', 'not?ok', 'ok', AUX_ALIAS)]),
     P('ptsim_aux_abi_test', harness=True, modes={
         'check': {}, 'stock': {},
         # aux_sample.nmi.samples and the two aux_mlock.*.limit.
@@ -222,7 +241,15 @@ SUITES = [
     P('mmap', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
-        ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)]),
+        ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)],
+      differs=[('upstream-7.3', 'cve.aux_fail_einval', 'not?ok', 'ok',
+                REMAP + ': its second AUX mmap(), 50 times, "perf_mlock 0 -> 200"'),
+               ('upstream-7.3', 'cve.aux_alloc_vs_fault', 'not?ok', 'ok',
+                REMAP + ': the racing AUX mmap()s, "perf_mlock 200 -> 480"'),
+               ('upstream-7.3', 'cve.aux_serialization_set_output', 'not?ok', 'ok',
+                REMAP + ': the second of the two AUX mmap()s each round, "perf_mlock 0 -> 512"'),
+               ('upstream-7.3', 'cve.dying_buffer_dependent_mmap', 'not?ok', 'ok',
+                AUX_ALIAS + ': "clearing F\'s output: Invalid argument" after F\'s AUX mmap() won')]),
     P('ptsim_flush_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
@@ -236,7 +263,15 @@ SUITES = [
         'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
       skips=[('qemu,upstream,upstream-7.3', 'faults:?no?fault?injection*',
               'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
-             ('qemu,upstream,upstream-7.3', 'nth:?no?fault?injection*', 'phase "nth"')]),
+             ('qemu,upstream,upstream-7.3', 'nth:?no?fault?injection*', 'phase "nth"')],
+      # A phase's result names its leaks: "replay: 500 ops, 0 injections,
+      # 1 leaks" on 7.3, a name upstream's run does not have ("... 0 leaks").
+      differs=[('upstream-7.3', f'{ph}:*', 'not?ok', 'missing',
+                REMAP + ': each phase leaks ("replay: perf_mlock of uid 0: 450 -> 461 pages")')
+               for ph in ('replay', 'again', 'limits', 'threads')] + [
+          ('upstream-7.3', 'diff/ptsim_fuzz.trace', 'differs', 'differs',
+           REMAP + ': the leak exhausts the limits phase\'s allowance, an AUX mmap() is EPERM '
+           'before it is EOPNOTSUPP')]),
     # Upstream's, with the series' fix "selftests/perf_events: Skip
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
