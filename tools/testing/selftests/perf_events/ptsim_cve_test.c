@@ -442,7 +442,7 @@ TEST_F_TIMEOUT(cve, aux_serialization_set_output, 60)
 			refused++;
 			if (pin != 1 + data_pages + aux_pages) {
 				bad++;
-				TH_LOG("round %d: VmPin %ld pages in all, want %d: F's refused mmap charged",
+				TH_LOG("round %d: VmPin %ld pages, want %d: F's refusal charged",
 				       rounds, pin, 1 + data_pages + aux_pages);
 			}
 		} else if (a == MAP_FAILED || b == MAP_FAILED) {
@@ -1410,6 +1410,7 @@ FIXTURE(passed_fd) { struct cve c; };
 FIXTURE_VARIANT(passed_fd) {
 	bool aux;		/* a ptsim event's AUX area, else a dummy's data area */
 };
+
 FIXTURE_VARIANT_ADD(passed_fd, data_area) { .aux = false };
 FIXTURE_VARIANT_ADD(passed_fd, aux_area) { .aux = true };
 FIXTURE_SETUP(passed_fd)
@@ -1469,8 +1470,8 @@ TEST_F_TIMEOUT(passed_fd, pinned_mm_uncharge, 60)
 	ASSERT_TRUE(peer_run(pr, PEER_MUNMAP, -1, 0, len, b));
 	EXPECT_EQ(0, pr->err) TH_LOG("%s munmap in B: %s", what, strerror(pr->err));
 	EXPECT_LE(b0, pr->vm_pin)
-		TH_LOG("B's VmPin %ld after its munmap(), %ld before its mmap(): "
-		       "uncharged from B's mm", pr->vm_pin, b0);
+		TH_LOG("B's VmPin %ld after its munmap(), %ld before its mmap(): %s",
+		       pr->vm_pin, b0, "uncharged from B's mm");
 	EXPECT_LE(pr->vm_pin, b_mapped)
 		TH_LOG("B's VmPin %ld after its munmap(), %ld after its mmap()",
 		       pr->vm_pin, b_mapped);
@@ -1668,9 +1669,9 @@ TEST_F_TIMEOUT(cve, dying_buffer_dependent_mmap, 60)
 			       strerror(errno));
 		}
 	}
-	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX), "
-	       "was refused an alias %d times (EBUSY)",
-	       rounds, won[0], won[1], busy);
+	TH_LOG("%d rounds; F's mmap won the race %d times (data) and %d times (AUX)",
+	       rounds, won[0], won[1]);
+	TH_LOG("F's mmap was refused an alias (EBUSY) %d times", busy);
 	EXPECT_EQ(0, bad);
 	EXPECT_LE(RACE_MIN_ROUNDS, rounds);
 	/*
