@@ -34,7 +34,8 @@ and
 differences that are expected, each with its reason: such a difference is
 "ok", its reason shown.  A line is SUITE RESULT STATUS-A STATUS-B
 REASON..., fnmatch globs, the statuses as printed here (ok, not?ok, skip,
-missing).
+missing); a file under diff/ that differs is explained by a line whose
+RESULT is its name (diff/FILE) and whose statuses are both "differs".
 
 Usage: compare.py [--exclude GLOB]... [--names A,B] [--subset]
                   [--explained FILE] OURS_RUNDIR UPSTREAM_RUNDIR
@@ -105,6 +106,17 @@ def explain(explained, suite, name, oo, uo):
         if (fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(name, r)
                 and fnmatch.fnmatchcase(status(oo), x)
                 and fnmatch.fnmatchcase(status(uo), y)):
+            return why
+    return None
+
+
+def explain_file(explained, name):
+    """The reason --explained gives for a differing file: a line whose
+    RESULT matches its diff/ name and whose statuses both match "differs"
+    (its SUITE is the suite that leaves the file; not matched)."""
+    for _, r, x, y, why in explained:
+        if (fnmatch.fnmatchcase(name, r) and fnmatch.fnmatchcase('differs', x)
+                and fnmatch.fnmatchcase('differs', y)):
             return why
     return None
 
@@ -184,7 +196,9 @@ def main():
                  f'({na} {len(bo)} bytes, {nb} {len(bu)} bytes)']
         ndiff = sum(1 for x in d if x[:1] in '+-' and x[:3] not in ('+++', '---'))
         more = [f'... {len(d) - MAX_DIFF_LINES} more lines'] if len(d) > MAX_DIFF_LINES else []
-        lines.append((False, f'{name}: differs ({ndiff} lines)', d[:MAX_DIFF_LINES] + more))
+        why = explain_file(explained, name)
+        lines.append((why is not None, f'{name}: differs ({ndiff} lines)'
+                      + (f' (explained: {why})' if why else ''), d[:MAX_DIFF_LINES] + more))
 
     t = Ktap()
     for x in excluded:

@@ -175,13 +175,14 @@ VARIANTS = {
                      'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
     # Linux 7.3 with every commit before rewrite:, ported (series.txt's
     # "base 7.3:" blocks); the options 7.3 no longer defines left out.
-    # Compared with 6.12's upstream on every suite: the same results, or
-    # a 7.x behaviour change tests/suites.py explains.  Its debug form
-    # (KASAN, lockdep, kmemleak, fault injection) in make fuzz.
-    'upstream-7.3': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream',
+    # Compared with 6.12's upstream on everything it runs: the same
+    # results, or a 7.x behaviour change a row of tests/suites.py names
+    # (its differs=, kernel upstream-7.3).  Its debug form (KASAN,
+    # lockdep, kmemleak, fault injection) in make fuzz.
+    'upstream-7.3': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream-7.3',
                      'obj': 'upstream-7.3/obj/qemu', 'headers': False, 'known_only': True,
                      'check': True, 'compare': ('upstream', 'subset')},
-    'upstream-7.3-debug': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream',
+    'upstream-7.3-debug': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream-7.3',
                            'frags': ['qemu.config', 'debug.config'],
                            'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
                            'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400},

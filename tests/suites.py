@@ -150,8 +150,9 @@ def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
              kernels comma-separated globs; without kernels, Debian's
              stock kernels (against upstream)
     """
+    differs = [d if len(d) == 5 else ('stock', *d) for d in differs]
     return dict(name=name, cmd=cmd, timeout=timeout, modes=modes or {}, harness=harness,
-                needs=needs, min=min, skips=list(skips), differs=list(differs))
+                needs=needs, min=min, skips=list(skips), differs=differs)
 
 
 def P(prog, **kw):
