@@ -192,7 +192,7 @@ versus() {
 		tap=$OUT/compare-$v.tap
 		stage "compare[$v]: $v vs $ws, on the $v boot's suites"
 		if "$TOP/scripts/compare.py" --names "$v,$ws" --subset \
-			--explained "$OUT/$v-differences" \
+			--explained "$OUT/stock-differences" \
 			"$OUT/check-$v" "$OUT/check-$w" >"$tap" 2>&1; then
 			info "compare[$v]: $(grep -c '^ok ' "$tap") suites and files identical or explained"
 		else
