@@ -41,7 +41,7 @@
 #
 # Intermediate targets: deps base tree kernel kernel-<variant> (each
 # variant of scripts/kernels.py: debug kcsan upstream stock cov
-# cov-upstream upstream-7.3 ...; one on another base than the default
+# cov-upstream upstream-7.3 stock-7.3 ...; one on another base than the default
 # assembles that base's trees first: tree-7.3) guest arm64 harness-test
 # clean distclean.  Variables:
 # JOBS, ACCEL (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest
@@ -76,8 +76,9 @@ export VARIANTS
 BUILT := $(shell BASE= python3 $(S)/kernels.py list built)
 OTHER_BASES := $(shell BASE= python3 $(S)/kernels.py list other-bases)
 BENCH_KERNELS := $(shell python3 $(S)/kernels.py list bench)
+STOCK_KERNELS := $(shell BASE= python3 $(S)/kernels.py list stock)
 
-.PHONY: all run check bench docs deps base tree kernel $(addprefix kernel-,$(BUILT)) kernel-stock \
+.PHONY: all run check bench docs deps base tree kernel $(addprefix kernel-,$(BUILT) $(STOCK_KERNELS)) \
 	guest arm64 harness-test clean distclean series checkpatch series-check \
 	bisect-check fixes fuzz profile coverage
 
@@ -113,9 +114,11 @@ $$(addprefix kernel-,$$(shell BASE= python3 $(S)/kernels.py list built $(1))): k
 endef
 $(foreach b,$(OTHER_BASES),$(eval $(call on_base,$(b))))
 
-# Debian's stock kernel of the base, and ptsim.ko built against its headers.
-kernel-stock: deps
-	@$(S)/stock.sh
+# Debian's stock kernels (kernel-stock: Debian 12's 6.12; kernel-stock-7.3:
+# Debian 13's 7.3, whose kbuild programs are built from the 7.3 base's
+# source), and ptsim.ko built against their headers (scripts/stock.sh).
+$(addprefix kernel-,$(STOCK_KERNELS)): kernel-%: deps
+	@$(S)/stock.sh $*
 
 arm64: tree
 	@$(S)/build-arm64.sh

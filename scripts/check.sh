@@ -223,6 +223,7 @@ done
 
 # The gates below (GATES=0: none of them, for make fuzz's check boots,
 # which are judged on their kernels' results alone).
+[ "${GATES:-1}" = 1 ] || warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)"
 if [ "${GATES:-1}" = 1 ]; then
 	# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
 	# ours; ARM64=0 skips the gate (a skip, never a pass).

@@ -29,7 +29,9 @@ these tables, as tests/suites.py is read for the suites:
                                "built" (every kernel built here on BASE,
                                or the base given), "trees" (the trees,
                                ours or upstream, that they need),
-                               "bases", "other-bases" (all but BASE)
+                               "bases", "other-bases" (all but BASE),
+                               "stock" (Debian's stock kernels with
+                               ptsim.ko: scripts/stock.sh VARIANT)
   kernels.py coverage NAME     the gcov variant of COVERAGE_KERNELS' NAME
   kernels.py table             both tables, for a reader
 
@@ -56,6 +58,14 @@ import sys
 # (scripts/stock.sh): version and ABI of linux-image-<abi>-amd64, its
 # headers and kbuild, each package's sha256; newest: the regular
 # expression of the image packages the fallback picks the newest of.
+# packages: the packages fetched, by role (default image, headers, common,
+# kbuild: linux-image-<abi>-amd64 holds the kernel and its modules; from
+# Debian 13's 7.x on it is an empty package that depends on
+# linux-binary-<abi>-amd64, the kernel, and linux-modules-<abi>-amd64,
+# the modules).  make_args: added to the make that builds ptsim.ko
+# against the headers (tools/ptsim-dkms), for a kernel built with
+# another distribution's compiler than this machine's (see 7.3's).
+STOCK_PACKAGES = ['image', 'headers', 'common', 'kbuild']
 APT_MIRROR = 'http://deb.debian.org/debian'
 APT_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
 BASES = {
@@ -87,7 +97,31 @@ BASES = {
         'suite': 'trixie-backports',
         'tree': 'linux-7.3',
         'utree': 'upstream-7.3/linux',
-        'stock': None,
+        # Debian 13's own 7.3 (trixie-backports), which the variant
+        # stock-7.3 boots.  Built on trixie, not bookworm (this
+        # machine): scripts/stock.sh rebuilds the kbuild programs that
+        # trixie's glibc 2.41 built (modpost, objtool, resolve_btfids
+        # need GLIBC_2.38; bookworm has 2.36) from this base's source,
+        # the very source of that kernel, and ptsim.ko is compiled with
+        # bookworm's gcc-12, not the gcc-14 the headers name
+        # (x86_64-linux-gnu-gcc-14, which bookworm has not):
+        # -fmin-function-alignment, which gcc-14 has and gcc-12 has not,
+        # is then left to -falign-functions (the kernel Makefile's choice
+        # for a compiler without it; the same alignment).
+        'stock': {
+            'version': '7.3.4-1~bpo13+1',
+            'abi': '7.3.4+deb13',
+            'newest': r'^linux-image-7\.3\.[0-9]+\+deb13-amd64$',
+            'packages': ['binary', 'modules', 'headers', 'common', 'kbuild'],
+            'make_args': ['CC=x86_64-linux-gnu-gcc', 'CONFIG_CC_HAS_MIN_FUNCTION_ALIGNMENT='],
+            'sha256': {
+                'binary': '7e3248d03a84dcdda88c567aa8c4038f2e7795d2dd167b112c56f8901b6f513f',
+                'modules': 'b3ea01922c9f133767a83cf6891c19b3693858ded617bf22d1e34f95382c08ea',
+                'headers': '1c43249a7b98aee4af60f2b822ddb04a9e96c1c9e8b013e5f74d3d9faf318699',
+                'common': '886647d4a7b05d2aedd22f8e16917c5b75e97e8946966d6bac48962c40b19a06',
+                'kbuild': '248cce12d48862f7d38ca51efdb759c031192543d144f18bd36a5df37f156244',
+            },
+        },
     },
 }
 DEFAULT_BASE = '6.12'
@@ -186,6 +220,15 @@ VARIANTS = {
                            'frags': ['qemu.config', 'debug.config'],
                            'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
                            'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400},
+    # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
+    # like stock (scripts/stock.sh stock-7.3) and compared with
+    # upstream-7.3; not in make check yet (VARIANTS="stock-7.3
+    # upstream-7.3" boots it).
+    'stock-7.3': {'base': '7.3', 'tree': None, 'side': 'stock-7.3', 'foreign': True,
+                  'compare': ('upstream-7.3', 'subset'), 'mode': 'stock',
+                  'kernel': 'stock-7.3/vmlinuz', 'initrd': 'stock-7.3/modules.cpio.gz',
+                  'test_modules': False, 'tcg_threads': 'single',
+                  'retry_before_init': True},
 }
 
 
@@ -245,7 +288,9 @@ def cmd_base_sh(a):
     if st:
         out.update({'STOCK_VERSION': env('STOCK_VERSION') or st['version'],
                     'STOCK_ABI': env('STOCK_ABI') or st['abi'],
-                    'STOCK_PINNED': st['version'], 'STOCK_NEWEST': st['newest']})
+                    'STOCK_PINNED': st['version'], 'STOCK_NEWEST': st['newest'],
+                    'STOCK_PACKAGES': ' '.join(st.get('packages') or STOCK_PACKAGES),
+                    'STOCK_MAKE_ARGS': ' '.join(st.get('make_args') or [])})
         out.update({f'STOCK_SHA256_{k.upper()}': v for k, v in st['sha256'].items()})
     else:
         out['STOCK_VERSION'] = ''
@@ -288,6 +333,8 @@ def cmd_list(a):
         out = [b for b in BASES if b != base()[0]]
     elif a.what == 'bases':
         out = list(BASES)
+    elif a.what == 'stock':
+        out = [n for n in VARIANTS if variant(n)['foreign'] and variant(n)['mode'] == 'stock']
     print(' '.join(out))
 
 
@@ -327,7 +374,7 @@ def main():
     p.set_defaults(fn=cmd_sh)
     p = sub.add_parser('list')
     p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'fuzz-check', 'bench', 'built',
-                                    'trees', 'bases', 'other-bases'))
+                                    'trees', 'bases', 'other-bases', 'stock'))
     p.add_argument('base', nargs='?', help='built, trees: on this base (default: BASE, '
                    'else DEFAULT_BASE)')
     p.set_defaults(fn=cmd_list)

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage 3s: Debian's stock kernel of the base for make check's "stock"
-# boot: the signed image and its headers at the version scripts/kernels.py
-# pins (BASES: stock; apt-get download, sha256-checked, cached in
+# Stage 3s: Debian's stock kernel of a base, for make check's "stock"
+# boots:
+#
+#   stock.sh [VARIANT]    a variant of scripts/kernels.py whose mode is
+#                         "stock" (default: stock, Debian 12's 6.12;
+#                         stock-7.3: Debian 13's 7.3)
+#
+# The signed image and its headers at the version scripts/kernels.py
+# pins (the variant's base: BASES: stock; apt-get download, with the
+# base's apt configuration, sha256-checked, cached in
 # ~/.cache/auxlab/stock; if the archive dropped that version, the newest
 # image its "newest" expression matches, with a loud warning: apt_fetch
-# in lib.sh, as for the base), extracted
-# into $BUILD/stock/root; ptsim.ko built against the headers with
-# tools/ptsim-dkms, as a user would; and the archive boot.sh appends to
-# the initramfs for this kernel ($BUILD/stock/modules.cpio.gz):
+# in lib.sh, as for the base), extracted into $BUILD/<variant>/root (the
+# directory of the row's kernel); ptsim.ko built against the headers
+# with tools/ptsim-dkms, as a user would; and the archive boot.sh appends
+# to the initramfs for this kernel ($BUILD/<variant>/modules.cpio.gz):
 #
 #   /lib/modules/auxlab/  virtio_blk.ko (a module in Debian's kernel, and
 #                         the transfer disk is virtio-blk), ptsim.ko
@@ -19,69 +26,168 @@
 # Debian's kernel has the serial console (8250), virtio-pci, devtmpfs,
 # tmpfs, debugfs and gzip initramfs support built in; only virtio_blk is
 # a module.  FETCH_ONLY=1 stops after the download and checksums.
+#
+# A kernel of another Debian release than this machine's (stock-7.3:
+# trixie's, on bookworm) comes with kbuild programs (linux-kbuild-*)
+# linked against that release's glibc.  Those that need a newer glibc
+# than this machine's do not run here (7.3.4: modpost, objtool and
+# resolve_btfids need GLIBC_2.38, bookworm has 2.36: "version
+# `GLIBC_2.38' not found"); they are built from the base's source (the
+# pristine linux-source of the same Debian version: the very source they
+# were built from) with this machine's compiler, make modules_prepare
+# with the headers' .config in $BUILD/<variant>/hostprogs, and put in
+# their place in the extracted kbuild tree (log:
+# $BUILD/<variant>/hostprogs.log).  The base's apt suite's compiler may
+# be missing here too: the base's make_args (scripts/kernels.py) say
+# what the module is built with instead.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+variant=${1:-stock}
+variant_env "$variant"
+if [ "$K_MODE" != stock ] || [ -z "$K_KERNEL" ]; then
+	die "$variant is not a stock kernel (scripts/kernels.py list stock)"
+fi
 [ -n "$STOCK_VERSION" ] || die "base $BASE_NAME has no stock kernel (scripts/kernels.py)"
 
-S=$BUILD/stock
+S=$BUILD/$(dirname "$K_KERNEL")
 C=$CACHE/stock
 mkdir -p "$C" "$S"
-pkgs() {	# pkgs IMAGE: the four packages of linux-image-<abi>-amd64
-	local abi=${1#linux-image-}
+# pkg ROLE ABI: the package of that role (STOCK_PACKAGES).
+pkg() {
+	case $1 in
+	image | binary | modules | headers) echo "linux-$1-$2-amd64" ;;
+	common) echo "linux-headers-$2-common" ;;
+	kbuild) echo "linux-kbuild-$2" ;;
+	*) die "unknown stock package role $1 (scripts/kernels.py)" ;;
+	esac
+}
+pkgs() {	# pkgs IMAGE: the packages of linux-image-<abi>-amd64 (STOCK_PACKAGES)
+	local abi=${1#linux-image-} r
 	abi=${abi%-amd64}
-	echo "linux-image-$abi-amd64 linux-headers-$abi-amd64 linux-headers-$abi-common linux-kbuild-$abi"
+	for r in $STOCK_PACKAGES; do pkg "$r" "$abi"; done
 }
 
-info "stock: Debian's linux-image-$STOCK_ABI-amd64 $STOCK_VERSION and its headers"
+info "stock[$variant]: Debian's linux-image-$STOCK_ABI-amd64 $STOCK_VERSION and its headers${BASE_SUITE:+ ($BASE_SUITE)}"
 apt_config "$BASE_SUITE"
 apt_fetch "$C" "$BASE_NAME" "linux-image-$STOCK_ABI-amd64" "$STOCK_VERSION" "$STOCK_NEWEST" pkgs
 version=$FETCHED_VERSION abi=${FETCHED_KEY#linux-image-}
 abi=${abi%-amd64}
-for p in $(pkgs "$FETCHED_KEY"); do
+for r in $STOCK_PACKAGES; do
+	p=$(pkg "$r" "$abi")
 	deb=$(deb_file "$C" "$p" "$version")
+	[ -n "$deb" ] || die "no $p $version in $C"
 	if [ "$version" = "$STOCK_PINNED" ]; then
-		case $p in
-		linux-image-*) want=$STOCK_SHA256_IMAGE ;;
-		*-common) want=$STOCK_SHA256_COMMON ;;
-		linux-headers-*) want=$STOCK_SHA256_HEADERS ;;
-		linux-kbuild-*) want=$STOCK_SHA256_KBUILD ;;
-		esac
-		deb_verify "$deb" "$want"
+		want=STOCK_SHA256_${r^^}
+		[ -n "${!want:-}" ] || die "no sha256 pinned for $p (scripts/kernels.py: stock sha256 '$r')"
+		deb_verify "$deb" "${!want}"
 	else
 		warn "unpinned $p $version, sha256 $(sha256sum "$deb" | cut -d' ' -f1)"
 	fi
 done
 if [ "$version" = "$STOCK_PINNED" ]; then
-	info "stock: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, sha256 ok"
+	info "stock[$variant]: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, sha256 ok"
 else
-	warn "stock: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, NOT pinned (see above)"
+	warn "stock[$variant]: $(pkgs "$FETCHED_KEY" | wc -w) packages of $abi $version, NOT pinned (see above)"
 fi
 [ -z "${FETCH_ONLY:-}" ] || exit 0
 
 rel=$abi-amd64
 R=$S/root
 if [ "$(cat "$S/extracted" 2>/dev/null)" != "$rel $version" ]; then
-	stage "stock: extracting into $R"
+	stage "stock[$variant]: extracting into $R"
 	rm -rf "$R" "$S/extracted"
-	for p in $(pkgs "$FETCHED_KEY"); do dpkg-deb -x "$(deb_file "$C" "$p" "$version")" "$R"; done
-	# The headers' Makefile includes the common one by its absolute
-	# path under /usr/src: point it at the extracted one.
-	sed -i "s|^include /usr/src/|include $R/usr/src/|" "$R/usr/src/linux-headers-$rel/Makefile"
+	for r in $STOCK_PACKAGES; do
+		deb=$(deb_file "$C" "$(pkg "$r" "$abi")" "$version")
+		if [ "$r" = modules ]; then
+			# 7.x's modules package (110 MB): only the module the boot loads.
+			dpkg-deb --fsys-tarfile "$deb" | tar -C "$R" -x --wildcards '*/virtio_blk.ko*'
+		else
+			dpkg-deb -x "$deb" "$R"
+		fi
+	done
+	# The headers' Makefile names its own directory (7.x: KBUILD_OUTPUT)
+	# and includes the common one by their absolute paths under
+	# /usr/src: point them at the extracted ones.
+	sed -i -e "s|^include /usr/src/|include $R/usr/src/|" \
+		-e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$R/usr/src/|" "$R/usr/src/linux-headers-$rel/Makefile"
 	echo "$rel $version" >"$S/extracted"
 fi
 KDIR=$R/usr/src/linux-headers-$rel
-ln -sfn "root/boot/vmlinuz-$rel" "$S/vmlinuz"
+# 6.12: /boot/vmlinuz-<rel> and /lib/modules (linux-image); 7.x:
+# /usr/lib/modules/<rel>/vmlinuz (linux-binary) and /usr/lib/modules.
+vmlinuz=
+for k in "boot/vmlinuz-$rel" "usr/lib/modules/$rel/vmlinuz"; do [ -f "$R/$k" ] && vmlinuz=$k; done
+[ -n "$vmlinuz" ] || die "no kernel image of $rel in $R"
+virtio_blk=$(find "$R/lib/modules/$rel" "$R/usr/lib/modules/$rel" -name 'virtio_blk.ko*' 2>/dev/null | head -n1 || true)
+[ -n "$virtio_blk" ] || die "no virtio_blk.ko of $rel in $R"
+ln -sfn "root/$vmlinuz" "$S/vmlinuz"
 echo "$rel" >"$S/release"
 
-stage "stock: ptsim.ko against linux-headers-$rel (make -C tools/ptsim-dkms, log: $S/ptsim.log)"
-make -C "$TOP/tools/ptsim-dkms" KDIR="$KDIR" BUILDDIR="$S/ptsim" >"$S/ptsim.log" 2>&1 ||
+# The kbuild programs this machine's glibc cannot run (see the top):
+# each ELF of the kbuild package that asks for a newer GLIBC_ symbol
+# version than this machine's glibc has.
+KB=$(realpath "$KDIR/scripts/..")
+glibc=$(getconf GNU_LIBC_VERSION | cut -d' ' -f2)
+stale=()
+while IFS= read -r f; do
+	need=$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1)
+	[ -n "$need" ] || continue
+	[ "$(printf '%s\n%s\n' "$need" "$glibc" | sort -V | tail -n1)" != "$glibc" ] || continue
+	f=${f#"$KB"/}
+	case $f in
+	# Debian's wrappers pick <program>.real-<kind> by the object's ELF
+	# class and byte order (modpost) or the architecture (objtool): only
+	# this machine's is ever run.
+	*.real-lsb-64 | *.real-x86) ;;
+	*.real-*) continue ;;
+	esac
+	stale+=("$f:$need")
+done < <(find "$KB" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' sh {} \; -print | sort)
+if [ ${#stale[@]} -gt 0 ]; then
+	info "stock[$variant]: kbuild programs that need a newer glibc than this machine's $glibc: ${stale[*]}"
+	H=$S/hostprogs
+	[ -e "$TREE/.git" ] || BASE=$BASE_NAME "$TOP/scripts/fetch-base.sh"
+	src=$(git -C "$TREE" rev-parse 'base^{tree}')
+	[ "$BASE_VERSION" = "$version" ] ||
+		warn "stock[$variant]: the kbuild programs come from $BASE_PKG $BASE_VERSION, the kernel is $version"
+	# The programs' sources must be the pristine base's (the stock
+	# kernel's own), whatever of the series is checked out in $TREE.
+	git -C "$TREE" diff --quiet base -- scripts tools/objtool tools/bpf tools/lib tools/include \
+		tools/build tools/scripts tools/arch Makefile arch/x86/Makefile arch/x86/tools ||
+		die "$TREE differs from its base in the kbuild programs' sources; cannot build them for $rel"
+	if [ "$(cat "$S/hostprogs.done" 2>/dev/null)" != "$src $rel" ]; then
+		stage "stock[$variant]: the kbuild programs from $BASE_PKG $BASE_VERSION's source (make modules_prepare, log: $S/hostprogs.log)"
+		rm -rf "$H" "$S/hostprogs.done"
+		mkdir -p "$H"
+		cp "$KDIR/.config" "$H/.config"
+		{ make -C "$TREE" O="$H" ARCH=x86_64 olddefconfig &&
+			make -C "$TREE" O="$H" ARCH=x86_64 -j"$JOBS" modules_prepare; } >"$S/hostprogs.log" 2>&1 ||
+			die "the kbuild programs of $rel did not build (log: $S/hostprogs.log)"
+		echo "$src $rel" >"$S/hostprogs.done"
+	fi
+	for e in "${stale[@]}"; do
+		f=${e%:*} to=${e%:*}
+		to=${to%.real-*}
+		[ -x "$H/$to" ] || die "no $to in $H to replace $f with (log: $S/hostprogs.log)"
+		install -m 755 "$H/$to" "$KB/$f"
+		info "stock[$variant]: $f <- $H/$to"
+	done
+fi
+
+read -ra args <<<"$STOCK_MAKE_ARGS"
+stage "stock[$variant]: ptsim.ko against linux-headers-$rel (make -C tools/ptsim-dkms${args[*]:+ ${args[*]}}, log: $S/ptsim.log)"
+make -C "$TOP/tools/ptsim-dkms" KDIR="$KDIR" BUILDDIR="$S/ptsim" "${args[@]}" >"$S/ptsim.log" 2>&1 ||
 	die "ptsim.ko did not build against $rel (log: $S/ptsim.log)"
 # Against Debian's headers ptsim has no flush callback (no pmu::flush).
-info "stock: $(modinfo -F vermagic "$S/ptsim/ptsim.ko" 2>/dev/null || strings "$S/ptsim/ptsim.ko" | grep -m1 '^vermagic=')"
+info "stock[$variant]: $(modinfo -F vermagic "$S/ptsim/ptsim.ko" 2>/dev/null || strings "$S/ptsim/ptsim.ko" | grep -m1 '^vermagic=')"
 
 rm -rf "$S/initrd"
 mkdir -p "$S/initrd/lib/modules/auxlab" "$S/initrd/etc"
-xz -dc "$R/lib/modules/$rel/kernel/drivers/block/virtio_blk.ko.xz" >"$S/initrd/lib/modules/auxlab/virtio_blk.ko"
+case $virtio_blk in
+*.xz) xz -dc "$virtio_blk" ;;
+*.zst) zstd -qdc "$virtio_blk" ;;
+*) cat "$virtio_blk" ;;
+esac >"$S/initrd/lib/modules/auxlab/virtio_blk.ko"
 cp "$S/ptsim/ptsim.ko" "$S/initrd/lib/modules/auxlab/"
 cat >"$S/initrd/etc/auxlab-init" <<-'INIT'
 	# Sourced by /init before the suites (scripts/stock.sh): Debian's kernel.
@@ -98,4 +204,4 @@ cat >"$S/initrd/etc/auxlab-init" <<-'INIT'
 INIT
 (cd "$S/initrd" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --reproducible) |
 	gzip -1 >"$S/modules.cpio.gz"
-info "stock: kernel $S/vmlinuz, modules in $S/modules.cpio.gz"
+info "stock[$variant]: kernel $S/vmlinuz, modules in $S/modules.cpio.gz"

@@ -56,8 +56,10 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
 # the kernels whose main boot runs the stock list (Debian's kernel:
 # scripts/kernels.py), "*@kselftest" the runner's boot (scripts/check.sh).
-STOCK_KERNELS = ','.join(kernels.of_mode('stock'))
-MANIFEST_KERNELS = {'check': '*', 'stock': ','.join(kernels.of_mode('stock')), 'smp8': '*@smp8',
+# The stock kernels (stock: Debian 12's 6.12; stock-7.3: Debian 13's
+# 7.3), as a run-label list for their skips and minimums.
+STOCK = ','.join(kernels.of_mode('stock'))
+MANIFEST_KERNELS = {'check': '*', 'stock': STOCK, 'smp8': '*@smp8',
                     'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
 INCLUDES = {'coverage': 'check'}
@@ -88,11 +90,11 @@ NO_FAULTS = 'fail-nth and failslab need the debug kernel'
 # ptsim_fuzz's trace of its deterministic phases, compared between ours
 # and upstream (scripts/compare.py: the files under $AUXLAB_OUT/diff).
 FUZZ_TRACE = '-T "$AUXLAB_OUT/diff/ptsim_fuzz.trace"'
-# The stock kernel's ptsim is a module: 6.12 exports neither
-# perf_output_copy_aux() (AUX sampling) nor perf_event_overflow()
-# (ptsim_mark's PMI), and has no PERF_EVENT_IOC_FLUSH.
-NO_PMI = "ptsim_mark as a module has no PMI: 6.12 does not export perf_event_overflow()"
-NO_FLUSH = "PERF_EVENT_IOC_FLUSH is this series' (ENOTTY on 6.12)"
+# The stock kernels' ptsim is a module: neither 6.12 nor 7.3 exports
+# perf_output_copy_aux() (AUX sampling) or perf_event_overflow()
+# (ptsim_mark's PMI), and neither has PERF_EVENT_IOC_FLUSH.
+NO_PMI = "ptsim_mark as a module has no PMI: 6.12 and 7.3 do not export perf_event_overflow()"
+NO_FLUSH = "PERF_EVENT_IOC_FLUSH is this series' (ENOTTY on 6.12 and 7.3)"
 # The shared forms map the AUX area through a ptsim event redirected to a
 # dummy's buffer: 7.3 refuses that (EBUSY, the series' 7.3 fix "perf/core:
 # Refuse an AUX mmap() through an event without a mapping"), and the
@@ -150,7 +152,7 @@ def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
              kernels comma-separated globs; without kernels, Debian's
              stock kernels (against upstream)
     """
-    differs = [d if len(d) == 5 else ('stock', *d) for d in differs]
+    differs = [d if len(d) == 5 else (STOCK, *d) for d in differs]
     return dict(name=name, cmd=cmd, timeout=timeout, modes=modes or {}, harness=harness,
                 needs=needs, min=min, skips=list(skips), differs=differs)
 
@@ -193,8 +195,8 @@ SUITES = [
                  'timeout': 600}},
       # The fixtures mark and mark_form (the cases whose pause and resume
       # come from ptsim_mark's PMI) skip in their setup without it.
-      skips=[('stock', 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
-             ('stock', 'mark_form.*', 'the same'),
+      skips=[(STOCK, 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
+             (STOCK, 'mark_form.*', 'the same'),
              ('upstream-7.3', 'form.shared.*', SHARED_REFUSED),
              ('upstream-7.3', 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
@@ -203,11 +205,11 @@ SUITES = [
         'check': {}, 'stock': {},
         # aux_sample.nmi.samples and the two aux_mlock.*.limit.
         'smp8': {'args': '-v nmi -f aux_mlock', 'timeout': 600}},
-      skips=[('stock', 'aux_sample*',
-              'ptsim as a module has no AUX sampling: 6.12 does not export perf_output_copy_aux()'),
-             ('stock', 'mark_pmi.aux_output_errnos_mark', NO_PMI),
-             ('stock', 'unpriv.*.mark_samples_user_ips*', NO_PMI),
-             ('stock', 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
+      skips=[(STOCK, 'aux_sample*',
+              'ptsim as a module has no AUX sampling: 6.12 and 7.3 do not export perf_output_copy_aux()'),
+             (STOCK, 'mark_pmi.aux_output_errnos_mark', NO_PMI),
+             (STOCK, 'unpriv.*.mark_samples_user_ips*', NO_PMI),
+             (STOCK, 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
              ('upstream-7.3', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
       differs=[('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
@@ -295,8 +297,8 @@ SUITES = [
     # the recordings (scripts/perf-check.py, suite <kernel>/perf).
     S('perf/record', 'perf-record.sh', 900, {
         'check': {}, 'stock': {}, 'smp8': {'args': 'cpu sample'}}, min=perf_record_cases,
-      skips=[('stock', 'sample', 'the same: perf record with aux-sample-size (ptsim has no AUX sampling)'),
-             ('stock', 'switch', "the --switch-output rotation's flush: no PERF_EVENT_IOC_FLUSH on 6.12 "
+      skips=[(STOCK, 'sample', 'the same: perf record with aux-sample-size (ptsim has no AUX sampling)'),
+             (STOCK, 'switch', "the --switch-output rotation's flush: no PERF_EVENT_IOC_FLUSH on 6.12 and 7.3 "
               "(ptsim's caps/flush 0)")],
       differs=[('sample', 'skip', 'ok', 'the same: perf record of a group with aux-sample-size needs '
                 "ptsim's pmu::snapshot_aux"),
@@ -329,10 +331,10 @@ SUITES = [
     S('coverage/gcov', 'gcov-collect', 120, {'coverage': {}}),
     # -- the host's checks (scripts/check.sh): no list runs them --
     # aux-decode on every trace the guest left
-    S('decode', min={'*': 32, 'stock': 25, '*@smp8': 17},
+    S('decode', min={'*': 32, STOCK: 25, '*@smp8': 17},
       differs=[('module_*', 'ok', 'missing', 'the traces ptsim-module-test leaves')]),
     # perf's recordings (scripts/perf-check.py)
-    S('perf', min={'*': 134, 'stock': 135, '*@smp8': 20}),
+    S('perf', min={'*': 134, STOCK: 135, '*@smp8': 20}),
     # -- make run (scripts/run-demo.sh): the PMUs, the demo's recording
     # (DEMO_RECORD), then perf on the same loop with ptsim's defaults, which
     # the host reads with perf script (scripts/perf-check.py --summary) --
@@ -534,7 +536,7 @@ def differences(name):
     out = []
     for s in SUITES:
         for d in s['differs']:
-            kernels, d = (d[0], d[1:]) if len(d) == 5 else (STOCK_KERNELS, d)
+            kernels, d = d[0], d[1:]
             if any(fnmatch.fnmatchcase(name, k) for k in kernels.split(',')):
                 out.append((s['name'], *d))
     return out
