@@ -223,7 +223,9 @@ def main(argv=None):
         ccs.append(cc)
         with open(p, 'w', encoding='utf-8') as f:
             f.write(add_headers(texts[p], to, cc))
-        print(f'{os.path.basename(p)}: To: {", ".join(to)}; Cc: {", ".join(cc)}', file=sys.stderr)
+        short = [re.sub(r' *<.*>', '', x) for x in to + cc]
+        print(f'{os.path.basename(p)[:4]}: To: {", ".join(short[:len(to)])}; '
+              f'Cc: {", ".join(short[len(to):])}', file=sys.stderr)
     cover = os.path.join(a.dir, '0000-cover-letter.patch')
     if os.path.exists(cover):
         to = union(tos)
