@@ -60,6 +60,10 @@
 #   make fixes          the fixes to upstream code (the series' fix: commits)
 #                       as their own series into out/fixes/, then
 #                       checkpatch, git am on a fresh base and a kernel build
+#   make fixes BASE=7.3 the same on pristine 7.3 (the fixes' "base 7.3:"
+#                       blocks, the dropped ones left out) into
+#                       out/fixes-7.3/, each mail's To: and Cc: from 7.3's
+#                       get_maintainer.pl; checkpatch of 7.3
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)

@@ -16,24 +16,30 @@
 #              configs/qemu.config less the options only the series
 #              defines (series-check.sh --fixes, in $BUILD/fixes-check).
 #
+# On another base (make fixes BASE=7.3): the fixes of that base (their
+# "base 7.3:" blocks, the dropped ones left out) into $OUT/fixes-7.3/,
+# each mail addressed by that base's get_maintainer.pl, checkpatch.pl of
+# that base, and git am on a fresh extract of it ($BUILD/fixes-7.3-check).
+#
 # Every step runs, then one line sums them up; any failure fails it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/scripts/make-series.sh" --fixes
-n=$(find "$OUT/fixes" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-cover-letter.patch' | wc -l)
+fx=$(fixes_dir)
+n=$(find "$OUT/$fx" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-cover-letter.patch' | wc -l)
 
-stage "fixes: checkpatch --strict on $n patches"
+stage "$fx: checkpatch --strict on $n patches"
 cp_res=ok
-if ! "$TOP/scripts/checkpatch-series.sh" "$OUT/fixes" >"$OUT/fixes-checkpatch.tap"; then
+if ! "$TOP/scripts/checkpatch-series.sh" "$OUT/$fx" >"$OUT/$fx-checkpatch.tap"; then
 	cp_res=FAIL
-	grep -v '^ok ' "$OUT/fixes-checkpatch.tap" >&2 || true
+	grep -v '^ok ' "$OUT/$fx-checkpatch.tap" >&2 || true
 fi
 
 am_res=ok
 "$TOP/scripts/series-check.sh" --fixes || am_res=FAIL
 
-line="fixes: $n patches in ${OUT#"$TOP"/}/fixes/; checkpatch $cp_res; git am + kernel build $am_res"
+line="$fx: $n patches in ${OUT#"$TOP"/}/$fx/; checkpatch $cp_res; git am + kernel build $am_res"
 if [ $cp_res = ok ] && [ $am_res = ok ]; then
 	info "$line"
 else

@@ -167,7 +167,8 @@ QEMU = {
 # compare: (other variant, what): its results against the other's, all of
 # them ("all", in the 8-CPU boots too) or on the suites it runs, with the
 # explained differences ("subset").  foreign: not built here (results.py:
-# its own manifest lines, no objects).
+# its own manifest lines, no objects).  fresh: built only from a fresh
+# extract of its base (make fixes), so "trees" does not list its tree.
 # Boot: mode (the guest's list: check, or its own), kernel and initrd
 # (an archive appended to the initramfs) under build/, test_modules
 # (tests/modules/ built against it), timeout, cpu, tcg_threads,
@@ -182,7 +183,7 @@ DEFAULTS = {
     'coverage_files': [], 'coverage_goal': False,
     'check': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False, 'bench': False,
     'fuzz_check': False,
-    'compare': None, 'foreign': False,
+    'compare': None, 'foreign': False, 'fresh': False,
     'mode': 'check', 'kernel': None, 'initrd': None, 'test_modules': True,
     'timeout': 1200, 'cpu': 'max', 'tcg_threads': None, 'retry_before_init': False,
 }
@@ -207,6 +208,9 @@ VARIANTS = {
                      'frags': ['qemu.config', 'coverage.config'], 'gcov': UPSTREAM_GCOV,
                      'coverage': 'upstream',
                      'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
+    # make fixes BASE=7.3: 7.3 with the fixes alone, on a fresh extract
+    # (series-check.sh --fixes); "base" is the same on the default base.
+    'base-7.3': {'base': '7.3', 'known_only': True, 'fresh': True},
     # Linux 7.3 with every commit before rewrite:, ported (series.txt's
     # "base 7.3:" blocks); the options 7.3 no longer defines left out.
     # Compared with 6.12's upstream on everything it runs: the same
@@ -328,7 +332,7 @@ def cmd_list(a):
         out = [n for n in VARIANTS if variant(n)['tree'] and on_base(n, a.base)]
     elif a.what == 'trees':
         out = sorted({variant(n)['tree'] for n in VARIANTS
-                      if variant(n)['tree'] and on_base(n, a.base)})
+                      if variant(n)['tree'] and not variant(n)['fresh'] and on_base(n, a.base)})
     elif a.what == 'other-bases':
         out = [b for b in BASES if b != base()[0]]
     elif a.what == 'bases':

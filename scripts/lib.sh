@@ -323,6 +323,12 @@ series_trees() {
 # series_materialize.
 SERIES=$(realpath -m "${SERIES:-$TOP/patches/series.txt}")
 
+# fixes_dir: where make fixes exports the fixes of the base $BASE_NAME,
+# under $OUT: "fixes" on the default base, "fixes-7.3" on 7.3.
+fixes_dir() {
+	if [ "$BASE_NAME" = "$BASE_DEFAULT" ]; then echo fixes; else echo "fixes-$BASE_NAME"; fi
+}
+
 # series_materialize DIR [--upstream]: the commits of $SERIES for the
 # base $BASE_NAME (each commit's "base NAME:" block where it has one;
 # with --upstream: those before its "rewrite:" line) written into DIR, emptied

@@ -30,6 +30,16 @@
 # instead as a series of their own, with the fixes-cover: letter, into
 # $OUT/fixes/ (make fixes, scripts/fixes.sh).
 #
+# On another base than the default (make fixes BASE=7.3), only the fixes
+# are built there, from their "base 7.3:" blocks (a fix dropped on that
+# base is left out), and each must have the tree of its commit of branch
+# "upstream" of that base (assemble.sh, make tree BASE=7.3); they go to
+# $OUT/fixes-7.3/ with the fixes-cover 7.3: letter if the series has one.
+# The fixes' export also gets, from scripts/fixes-mail.py: a note after
+# the "---" of each patch that applies only on top of an earlier one, and
+# the cover letter's @DEPENDS@ paragraph; on another base, the To: and
+# Cc: of each mail from that base's scripts/get_maintainer.pl.
+#
 # Usage: make-series.sh             (needs the assembled tree: make tree)
 #        make-series.sh --fixes     export the fixes into $OUT/fixes/
 #        SERIES=file make-series.sh use another series file (tests)
@@ -42,7 +52,11 @@ case ${1:-} in
 '') ;;
 *) die "usage: make-series.sh [--fixes]" ;;
 esac
-if [ $fixes -eq 1 ]; then DEST=$OUT/fixes; else DEST=$OUT/series; fi
+if [ $fixes -eq 1 ]; then DEST=$OUT/$(fixes_dir); else DEST=$OUT/series; fi
+# On another base only the fixes are made (see top).
+other_base=0
+[ "$BASE_NAME" = "$BASE_DEFAULT" ] || other_base=1
+[ $fixes -eq 1 ] || [ $other_base -eq 0 ] || die "make series is for the default base $BASE_DEFAULT only"
 WRAP=72
 mat=$BUILD/series.commits
 
@@ -69,8 +83,15 @@ fi
 sender_identity "$TOP" || die "no sender identity to sign the series with (above)"
 NAME=$SENDER_NAME EMAIL=$SENDER_EMAIL
 
-git -C "$TREE" rev-parse -q --verify refs/heads/auxlab >/dev/null ||
-	die "no auxlab branch in $TREE; run make tree"
+if [ $other_base -eq 1 ]; then
+	git -C "$TREE" rev-parse -q --verify refs/heads/upstream >/dev/null ||
+		die "no upstream branch in $TREE; run make tree BASE=$BASE_NAME"
+	# The fixes come first (series.py checks it): only they are made.
+	n=$nfix
+else
+	git -C "$TREE" rev-parse -q --verify refs/heads/auxlab >/dev/null ||
+		die "no auxlab branch in $TREE; run make tree"
+fi
 info "series: $n commits ($nfix fixes), $(cat "$mat"/*.files | wc -l) overlay files"
 
 # -- build the commits --------------------------------------------------------
@@ -125,7 +146,7 @@ for ((i = 0; i < n; i++)); do
 	info "$(printf '%2d' "$made") $fx${subj[i]} ($(wc -l <"$mat/$k.files") files$([ ! -f "$mat/$k.cocci" ] || echo ', a semantic patch')$([ ! -f "$mat/$k.diff" ] || echo ', a diff'))"
 done
 unset GIT_INDEX_FILE
-git update-ref refs/heads/series "$tip"
+[ $other_base -eq 1 ] || git update-ref refs/heads/series "$tip"
 # The fixes are the first commits (checked above), on the base alone.
 if [ -n "$fixes_tip" ]; then
 	git update-ref refs/heads/fixes "$fixes_tip"
@@ -135,11 +156,21 @@ else
 fi
 
 # The series must be the same work as what we build and test, byte for byte.
-if ! git diff --quiet auxlab series; then
-	git diff --stat auxlab series >&2
-	die "the series tree differs from auxlab (above: auxlab -> series)"
+if [ $other_base -eq 1 ]; then
+	# Each fix the tree of its commit of upstream (the same commits,
+	# assembled by assemble.sh).
+	if ! diff <(git log --reverse --format='%T %s' base..upstream | head -n "$made") \
+		<(git log --reverse --format='%T %s' base..fixes) >&2; then
+		die "the fixes on $BASE_NAME do not have the trees of branch upstream's first $made commits (above: < upstream, > fixes)"
+	fi
+	info "fixes on $BASE_NAME: $made commits, each the tree of its commit of upstream"
+else
+	if ! git diff --quiet auxlab series; then
+		git diff --stat auxlab series >&2
+		die "the series tree differs from auxlab (above: auxlab -> series)"
+	fi
+	info "series: $made commits, tip $(git rev-parse --short series), tree identical to auxlab"
 fi
-info "series: $made commits, tip $(git rev-parse --short series), tree identical to auxlab"
 
 # -- export -------------------------------------------------------------------
 # Results of the last checks, for the cover letter.  Only what was recorded
@@ -226,18 +257,23 @@ export_series() {
 	[ -n "$cover" ] || die "git format-patch wrote no cover letter"
 	# Called directly, not in $(...), so that set -e stops on their
 	# failures; only the placeholders the body has.
-	: >"$blurb.tests"; : >"$blurb.bench"; : >"$blurb.fixes"
+	: >"$blurb.tests"; : >"$blurb.bench"; : >"$blurb.fixes"; : >"$blurb.depends"
 	if grep -qx '@TESTS@' <<<"$body"; then tests_text >"$blurb.tests"; fi
 	if grep -qx '@BENCH@' <<<"$body"; then bench_text >"$blurb.bench"; fi
 	if grep -qx '@FIXES@' <<<"$body"; then fixes_text >"$blurb.fixes"; fi
+	# Which patch needs which (a note after "---" in each that does).
+	if [ $fixes -eq 1 ]; then
+		python3 "$TOP/scripts/fixes-mail.py" depends --repo . "$DEST" >"$blurb.depends"
+	fi
 	# Fill in the body: trim blank lines at both ends, then the
 	# placeholders.
 	printf '%s' "$body" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}' |
-		awk -v t="$blurb.tests" -v b="$blurb.bench" -v f="$blurb.fixes" '
+		awk -v t="$blurb.tests" -v b="$blurb.bench" -v f="$blurb.fixes" -v d="$blurb.depends" '
 			function put(file,  l) { while ((getline l < file) > 0) print l; close(file) }
 			$0 == "@TESTS@" { put(t); next }
 			$0 == "@BENCH@" { put(b); next }
 			$0 == "@FIXES@" { put(f); next }
+			$0 == "@DEPENDS@" { put(d); next }
 			{ print }' >"$blurb"
 	# format-patch dates the cover letter "now"; T0 puts it one second
 	# before the first patch, so that it is listed first.
@@ -248,6 +284,11 @@ export_series() {
 		{ print }' "$cover" >"$cover.new"
 	mv "$cover.new" "$cover"
 	if grep -q '\*\*\*' "$cover"; then die "cover letter still has a *** placeholder ***"; fi
+	# The recipients, on another base than the default (see top).
+	if [ $fixes -eq 1 ] && [ $other_base -eq 1 ]; then
+		python3 "$TOP/scripts/fixes-mail.py" recipients --tree "$TREE" "$DEST" ||
+			die "get_maintainer.pl failed on the fixes (above)"
+	fi
 	info "exported $(find "$DEST" -name '*.patch' | wc -l) files to $DEST (cover letter: ${cover#"$TOP"/})"
 }
 

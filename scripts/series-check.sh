@@ -35,7 +35,9 @@
 # extract, each commit's tree that of its commit of branch "fixes", and
 # the kernel built with configs/qemu.config less what the base does not
 # define (build-kernel.sh base), plus the userspace programs if a fix
-# touches tools/.  Nothing is recorded.
+# touches tools/.  Nothing is recorded.  On another base (make fixes
+# BASE=7.3): $OUT/fixes-7.3/ on a fresh extract of that base, in
+# $BUILD/fixes-7.3-check, its kernel variant base-7.3.
 #
 # Usage: series-check.sh [--bisect | --fixes]
 set -euo pipefail
@@ -49,11 +51,14 @@ case ${1:-} in
 *) die "usage: series-check.sh [--bisect | --fixes]" ;;
 esac
 if [ $fixes -eq 1 ]; then
-	what=fixes-check SC=$BUILD/fixes-check SRC=$OUT/fixes REF=fixes KVARIANT=base
+	what=$(fixes_dir)-check SC=$BUILD/$(fixes_dir)-check SRC=$OUT/$(fixes_dir) REF=fixes KVARIANT=base
+	# The kernel of another base is its own variant (scripts/kernels.py).
+	[ "$BASE_NAME" = "$BASE_DEFAULT" ] || KVARIANT=base-$BASE_NAME
 else
 	what=series-check SC=$BUILD/series-check SRC=$OUT/series REF=series KVARIANT=qemu
 fi
-FRESH=$SC/linux
+# Where build-kernel.sh, run with BUILD=$SC, finds the base's tree.
+FRESH=$SC/$BASE_TREE
 O=$SC/obj/$KVARIANT
 LOGS=$SC/logs
 # The commits git am makes here are never sent: a fixed committer, so
@@ -178,7 +183,7 @@ step tip "$am_tip"
 [ $failed -eq 0 ] || die "$what: the tip does not build"
 cp "$O/.config" "$SC/tip.config"
 if [ $fixes -eq 1 ]; then
-	info "fixes-check: ok (${#patches[@]} patches)"
+	info "$what: ok (${#patches[@]} patches)"
 	exit 0
 fi
 

@@ -53,7 +53,9 @@ The command line ("series.py [--file F] [--top DIR] COMMAND"):
                           (its semantic patch's path, if any), NNN.fix
                           (its fix: text, if it is a fix); the cover
                           letters as cover.subject, cover.body,
-                          fixes-cover.subject and fixes-cover.body.
+                          fixes-cover.subject and fixes-cover.body
+                          (with --base B, its "fixes-cover B:" stanza if
+                          there is one).
                           --upstream: only the commits before "rewrite:".
                           --base B (default: BASE, else the default
                           base): each commit's "base B:" block where it
@@ -76,6 +78,8 @@ HEADER_KEYS = ('files', 'cocci', 'fix')
 # "base 7.3:" alone (its diff follows), "base 7.3: none" or
 # "base 7.3: drop REASON".
 BASE_LINE = re.compile(r'^base ([0-9][0-9A-Za-z.-]*):(?: (.*))?$')
+# "fixes-cover 7.3: SUBJECT": the fixes' cover letter on another base.
+FIXES_COVER_LINE = re.compile(r'^fixes-cover(?: ([0-9][0-9A-Za-z.-]*))?: ')
 
 
 class SeriesError(Exception):
@@ -173,6 +177,7 @@ class Series:
         self.overlay_dirs = []
         self.cover = None        # (subject, body) or None
         self.fixes_cover = None
+        self.fixes_covers = {}   # base name: (subject, body), fixes-cover NAME:
         self.commits = []
         self.rewrite_lineno = None
 
@@ -211,10 +216,7 @@ def parse(text, path='series.txt'):
         if cover_lines is not None:
             kind, subject, lines = cover_lines
             body = '\n'.join(_trim(lines))
-            if kind == 'cover':
-                s.cover = (subject, body)
-            else:
-                s.fixes_cover = (subject, body)
+            _set_cover(s, kind, (subject, body))
             cover_lines = None
 
     blk = None      # the commit's current "base NAME:" block
@@ -272,11 +274,11 @@ def parse(text, path='series.txt'):
                 err(lineno, 'overlay: must come first')
             s.overlay_dirs += line[len('overlay: '):].split()
             continue
-        if line.startswith('cover: ') or line.startswith('fixes-cover: '):
+        if line.startswith('cover: ') or FIXES_COVER_LINE.match(line):
             kind = line.split(':', 1)[0]
             if s.commits:
                 err(lineno, f'{kind}: must come before the first commit:')
-            if (s.cover if kind == 'cover' else s.fixes_cover) is not None or \
+            if _get_cover(s, kind) is not None or \
                     (cover_lines is not None and cover_lines[0] == kind):
                 err(lineno, f'a second {kind}: stanza')
             end_cover()
@@ -348,6 +350,42 @@ def parse(text, path='series.txt'):
         err(s.rewrite_lineno, 'rewrite: is not followed by any commit')
     check_fixes_first(s)
     return s
+
+
+def _cover_base(kind):
+    """The base of a cover stanza's kind: "fixes-cover 7.3" -> "7.3";
+    None for "cover" and "fixes-cover"."""
+    return kind.split(' ', 1)[1] if ' ' in kind else None
+
+
+def _get_cover(s, kind):
+    if kind == 'cover':
+        return s.cover
+    b = _cover_base(kind)
+    return s.fixes_covers.get(b) if b else s.fixes_cover
+
+
+def _set_cover(s, kind, cover):
+    b = _cover_base(kind)
+    if kind == 'cover':
+        s.cover = cover
+    elif b:
+        s.fixes_covers[b] = cover
+    else:
+        s.fixes_cover = cover
+
+
+def fixes_cover_on(s, base=None):
+    """The fixes' cover letter on base (None: the default base): its
+    "fixes-cover BASE:" stanza if it has one, else "fixes-cover:"."""
+    return s.fixes_covers.get(base, s.fixes_cover) if base else s.fixes_cover
+
+
+def fixes_on(s, base=None):
+    """The fix: commits of the series on base (None: the default base):
+    those its block there does not drop, in series order.  A stanza with
+    a block for base is on it, whatever its default diff."""
+    return [c for c in s.fixes if c.on(base) is not None]
 
 
 def check_fixes_first(s):
@@ -492,6 +530,10 @@ def check_bases(s):
                 raise SeriesError(f'{s.path}:{b.lineno}: "{c.subject}" is dropped on the '
                                   f'default base {b.name} but has a diff for it (line '
                                   f'{c.diff_lineno}): put it in its "base NAME:" blocks')
+    for name in s.fixes_covers:
+        if name not in kernels.BASES or name == kernels.DEFAULT_BASE:
+            raise SeriesError(f'{s.path}: "fixes-cover {name}:" names no other base of '
+                              f'scripts/kernels.py ({" ".join(kernels.BASES)})')
 
 
 def load(path):
@@ -569,7 +611,7 @@ def materialize(s, owned, dest, upstream=False, on_base=None):
         with open(os.path.join(dest, name), 'w', encoding='utf-8') as f:
             f.write(text)
 
-    for kind, cover in (('cover', s.cover), ('fixes-cover', s.fixes_cover)):
+    for kind, cover in (('cover', s.cover), ('fixes-cover', fixes_cover_on(s, on_base))):
         if cover:
             put(kind + '.subject', cover[0] + '\n')
             put(kind + '.body', cover[1] + '\n' if cover[1] else '')

@@ -348,6 +348,46 @@ class Bases(unittest.TestCase):
                 self.assertEqual(f.read(), 'kernel/a.c\ntools/t/x.c\n')
 
 
+# BASES with a cover of the fixes for 7.3 of its own, and a second fix
+# dropped on 7.3.
+FIXES73 = BASES.replace('commit: fix one\n', 'fixes-cover 7.3: the fixes on 7.3\n\nOn 7.3.\n\n'
+                        'commit: fix one\n').replace(
+    'commit: feature\n', 'commit: fix two\nfix: Only 6.12.\n\nBody.\n' + DIFF +
+    '\nbase 7.3: drop fixed upstream by 0123456789ab\n\ncommit: feature\n')
+
+
+class FixesOnBase(unittest.TestCase):
+    """make fixes BASE=7.3: the fixes of a base and their cover letter."""
+
+    def test_cover(self):
+        s = parse(FIXES73)
+        self.assertEqual(series.fixes_cover_on(s), ('the fixes', 'Fixes body.'))
+        self.assertEqual(series.fixes_cover_on(s, '7.3'), ('the fixes on 7.3', 'On 7.3.'))
+        self.assertEqual(series.fixes_cover_on(s, '9.9'), ('the fixes', 'Fixes body.'))
+        self.assertEqual(series.fixes_cover_on(parse(BASES), '7.3'), ('the fixes', 'Fixes body.'))
+        series.check_bases(s)
+        with self.assertRaisesRegex(series.SeriesError, '"fixes-cover 9.9:" names no other base'):
+            series.check_bases(parse(FIXES73.replace('fixes-cover 7.3:', 'fixes-cover 9.9:')))
+        with self.assertRaisesRegex(series.SeriesError, 'a second fixes-cover 7.3: stanza'):
+            parse(FIXES73.replace('commit: fix one\n', 'fixes-cover 7.3: again\n\nx\n\ncommit: fix one\n'))
+
+    def test_fixes_on(self):
+        s = parse(FIXES73)
+        self.assertEqual([c.subject for c in series.fixes_on(s)], ['fix one', 'fix two'])
+        self.assertEqual([c.subject for c in series.fixes_on(s, '7.3')], ['fix one'])
+
+    def test_materialize(self):
+        with tempfile.TemporaryDirectory() as d:
+            s, owned = load_in(d, FIXES73)
+            for base, subject, fixes in ((None, 'the fixes', ['001', '002']),
+                                         ('7.3', 'the fixes on 7.3', ['001'])):
+                out = os.path.join(d, str(base))
+                series.materialize(s, owned, out, on_base=base)
+                with open(os.path.join(out, 'fixes-cover.subject')) as f:
+                    self.assertEqual(f.read(), subject + '\n')
+                self.assertEqual(sorted(f[:3] for f in os.listdir(out) if f.endswith('.fix')), fixes)
+
+
 class TheSeries(unittest.TestCase):
     """patches/series.txt itself parses, and claims the overlay once."""
 
