@@ -197,8 +197,8 @@ SUITES = [
       # come from ptsim_mark's PMI) skip in their setup without it.
       skips=[(STOCK, 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
              (STOCK, 'mark_form.*', 'the same'),
-             ('upstream-7.3', 'form.shared.*', SHARED_REFUSED),
-             ('upstream-7.3', 'mark_form.shared.*', 'the same')],
+             ('upstream-7.3,upstream-7.3-debug', 'form.shared.*', SHARED_REFUSED),
+             ('upstream-7.3,upstream-7.3-debug', 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same'),
                ('upstream-7.3', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
@@ -212,7 +212,7 @@ SUITES = [
              (STOCK, 'mark_pmi.aux_output_errnos_mark', NO_PMI),
              (STOCK, 'unpriv.*.mark_samples_user_ips*', NO_PMI),
              (STOCK, 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
-             ('upstream-7.3', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
+             ('upstream-7.3,upstream-7.3-debug', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
       differs=[('upstream-7.3', 'aux_sample.shared_nmi.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
                ('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
@@ -256,7 +256,7 @@ SUITES = [
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
     P('remove_on_exec', harness=True, skips=[
-        ('qemu,debug,upstream,upstream-7.3', 'remove_on_exec.*',
+        ('qemu,debug,upstream,upstream-7.3,upstream-7.3-debug', 'remove_on_exec.*',
          'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
@@ -282,7 +282,7 @@ SUITES = [
     # What an AUX area pins, with a PMU in a module (tests/modules).
     S('modules/aux_testmod', './modules/aux_testmod_test', 120, {'check': {}}, min=10, skips=[
         ('upstream', '*', '6.12 WARNs on munmap() of an AUX area with a transaction open'),
-        ('upstream-7.3', '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
+        ('upstream-7.3,upstream-7.3-debug', '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
     # ptsim claims only as many NMIs as it sent: foreign NMIs sent to CPU 1
     # while ptsim raises its PMIs there (the check boots have
     # unknown_nmi_panic).
