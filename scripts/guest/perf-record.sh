@@ -16,8 +16,9 @@
 # perf.data.  Each directory also holds record.log, perf record's output
 # (its "AUX data lost" / "had gaps" warnings are checked on the host), and
 # case.txt, what the host needs to know: the AUX area size, the mode, the
-# number of threads of the workload, the number of CPUs.  cases.txt names
-# the cases run, for the host to check that each came back.
+# number of threads of the workload, the number of CPUs, how long the
+# workload spins (ms).  cases.txt names the cases run, for the host to
+# check that each came back.
 #
 # Every workload runs for a fixed stretch of guest time (perf-spin), so
 # what a case records does not depend on how fast the guest is; the
@@ -93,7 +94,8 @@ record() {
 	want "$name" || return 0
 	n=$((n + 1))
 	mkdir -p "$O/$name"
-	printf 'aux_size %s\nmode %s\nthreads %s\ncpus %s\n' "$aux" "$mode" "$THREADS" "$CPUS" >"$O/$name/case.txt"
+	printf 'aux_size %s\nmode %s\nthreads %s\ncpus %s\nms %s\n' \
+		"$aux" "$mode" "$THREADS" "$CPUS" "$MS" >"$O/$name/case.txt"
 	echo "# $name: $*"
 	(cd "$O/$name" && "$@") >"$O/$name/record.log" 2>&1
 	rc=$?
