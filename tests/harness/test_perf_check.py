@@ -122,3 +122,27 @@ class TopTask(Case):
         top = [['44.10%', 'perf', 'perf'], ['30.00%', 'kworker/0:1', '[unknown]'],
                ['16.94%', 'perf-spin', 'perf-spin'], ['8.00%', 'perf-spin', '[unknown]']]
         self.assertEqual(pc.top_task(top, *pc.SPIN, ('swapper', 'perf'))[0], 'kworker/0:1')
+
+
+class Span(Case):
+    """The AUX records' times against the workload's milliseconds."""
+
+    LINE = '1 {} 0x3c0 [0x40]: PERF_RECORD_AUX offset: 0 size: 0xffe flags: 0 []'
+
+    def span(self, times, ms):
+        for t in times:
+            self.assertTrue(pc.AUX_TIME.match(self.LINE.format(t)))
+        tap = pc.Tap()
+        with contextlib.redirect_stdout(io.StringIO()):
+            pc.check_span(tap, 'raw', {'aux_times': times, 'bytes': 1}, {'ms': str(ms)})
+        return tap.failed
+
+    def test_whole_run(self):
+        """perf: AUX records over 1020 ms of a 1000 ms workload span it (CI's slow stock boot)"""
+        self.assertEqual(self.span([37300621082, 37800000000, 38320705203], 1000), 0)
+
+    def test_short_run_fails(self):
+        """perf: AUX records over 1020 ms of a 2000 ms workload, or none, fail"""
+        self.assertEqual(self.span([37300621082, 38320705203], 2000), 1)
+        self.assertEqual(self.span([], 1000), 1)
+        self.assertEqual(self.span([37300621082, 38320705203], 0), 1)
