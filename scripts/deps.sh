@@ -15,6 +15,8 @@ PKGS=(
 	zlib1g-dev pkg-config
 	# pahole: the BTF of ptsim.ko built against a distribution kernel
 	dwarves
+	# the man-pages patch (scripts/man-page.sh): the page's source, lint
+	manpages-dev mandoc man-db
 )
 # "deps.sh bench": what make bench needs on top (the plot).
 [ "${1:-}" = bench ] && PKGS=(gnuplot-nox)

@@ -30,6 +30,10 @@
 # instead as a series of their own, with the fixes-cover: letter, into
 # $OUT/fixes/ (make fixes, scripts/fixes.sh).
 #
+# The series' patch for man-pages (patches/man-pages/, PERF_EVENT_IOC_FLUSH
+# in perf_event_open.2) goes with it, into $OUT/series/man-pages/, applied
+# to Debian's page and linted (scripts/man-page.sh).
+#
 # On another base than the default (make fixes BASE=7.3), only the fixes
 # are built there, from their "base 7.3:" blocks (a fix dropped on that
 # base is left out), and each must have the tree of its commit of branch
@@ -296,4 +300,6 @@ if [ $fixes -eq 1 ]; then
 	export_series base..fixes "$(cat "$mat/fixes-cover.subject")" "$(cat "$mat/fixes-cover.body")"
 else
 	export_series base..series "$(cat "$mat/cover.subject")" "$(cat "$mat/cover.body")"
+	# The man page of the series' ioctl, a patch for man-pages.
+	"$TOP/scripts/man-page.sh" "$DEST/man-pages"
 fi
