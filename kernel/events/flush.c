@@ -18,11 +18,10 @@
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
-#include <linux/sched.h>
 #include <linux/smp.h>
-#include <linux/spinlock.h>
 
 #include "flush.h"
+#include "internal.h"
 
 /**
  * DOC: Where a flush runs
@@ -30,34 +29,25 @@
  * A PMU can only be told to write out its buffers on the CPU where the
  * event is active, with interrupts disabled, as for &pmu.stop.  The ioctl
  * runs in process context, possibly on another CPU, so each event is
- * flushed by a function call on its CPU (flush_on_cpu()).
+ * flushed through the core's event_function_call(), as disable and
+ * period changes are: it calls flush_event_fn() with the event's context
+ * locked, on the CPU where the context is active, or on this CPU if the
+ * context's task is not running; it looks again if the task moved, and
+ * does nothing for a context whose task has exited.
  *
- * Whether an event is active, and where, only changes under its context's
- * lock, on the CPU concerned, with interrupts disabled: sched-in and
- * sched-out, and the enable, disable and remove operations, which the core
- * sends to that CPU.  So the cross-call takes the context lock and checks
- * that the event is still active on the CPU it runs on; while it holds
- * the lock the event cannot be scheduled out from under the PMU callback.
- * If the event moved between the look and the call, the caller looks
- * again.
- *
- * An event that is not active holds nothing: scheduling an event out
- * stops it with &pmu.stop, and a PMU's stop must write out what it holds
- * (for an AUX PMU, end its transaction), the same rule that makes disable
- * and munmap safe.  The state is read under the context lock, so when it
- * says "inactive", what that sched-out wrote out is visible too.
+ * Whether an event is active only changes under its context's lock, so
+ * under that lock an active event cannot be scheduled out from under the
+ * PMU callback, and an event found inactive holds nothing: scheduling an
+ * event out stops it with &pmu.stop, and a PMU's stop must write out what
+ * it holds (for an AUX PMU, end its transaction), the same rule that
+ * makes disable and munmap safe.  The state is read under the lock, so
+ * what that sched-out wrote out is visible too.
  *
  * Nothing here touches the ring buffer: the PMU writes through the AUX
  * output API (perf_aux_output_end() and perf_aux_output_begin()) as it
  * does from its interrupt handler, so the flush is serialised against
  * munmap, close and SET_OUTPUT the same way that interrupt is.
  */
-
-struct flush_req {
-	struct perf_event	*event;
-	int			ret;
-	bool			done;
-};
 
 /* Can FLUSH mean anything for this event's PMU at all? */
 static bool flush_supported(struct perf_event *event)
@@ -100,61 +90,31 @@ static int flush_active(struct perf_event *event)
 	return ret;
 }
 
-static void flush_on_cpu(void *info)
+/* event_function_call()'s callback: @event's context is locked. */
+static void flush_event_fn(struct perf_event *event,
+			   struct perf_cpu_context *cpuctx,
+			   struct perf_event_context *ctx, void *info)
 {
-	struct flush_req *req = info;
-	struct perf_event *event = req->event;
-	struct perf_event_context *ctx = event->ctx;
+	int *ret = info;
 
-	raw_spin_lock(&ctx->lock);
 	if (event->state == PERF_EVENT_STATE_ACTIVE &&
-	    event->oncpu == smp_processor_id()) {
-		req->ret = flush_active(event);
-		req->done = true;
-	}
-	raw_spin_unlock(&ctx->lock);
+	    event->oncpu == smp_processor_id())
+		*ret = flush_active(event);
 }
 
 /*
- * Flush one event, wherever it is.  The caller keeps @event alive: the
- * ioctl holds the file of a parent event, and the parent's child_mutex
- * keeps its children (perf_event_exit_event() unlinks a child under it
- * before freeing it).  A child's context does not change while it
- * exists; a parent's is pinned by the ctx->mutex the ioctl holds.
+ * Flush one event, wherever it is: 0 if it is not active.  The caller
+ * keeps @event alive: the ioctl holds the file of a parent event (and its
+ * ctx->mutex, which event_function_call() wants for a parent), and the
+ * parent's child_mutex keeps its children (perf_event_exit_event()
+ * unlinks a child under it before freeing it).
  */
 static int flush_event(struct perf_event *event)
 {
-	struct perf_event_context *ctx = event->ctx;
-	struct flush_req req = { .event = event };
-	enum perf_event_state state;
-	int cpu;
+	int ret = 0;
 
-	for (;;) {
-		raw_spin_lock_irq(&ctx->lock);
-		state = event->state;
-		cpu = event->oncpu;
-		raw_spin_unlock_irq(&ctx->lock);
-
-		if (state != PERF_EVENT_STATE_ACTIVE)
-			return 0;
-
-		req.done = false;
-		/*
-		 * An error means the CPU went offline, and took its events
-		 * off with it; !done means the event moved.  Either way the
-		 * state has changed: look again.
-		 */
-		if (!smp_call_function_single(cpu, flush_on_cpu, &req, 1) &&
-		    req.done)
-			return req.ret;
-
-		/*
-		 * Each retry means the event was scheduled out or in since
-		 * the look, so this ends as soon as it stays put for the
-		 * length of a cross-call, as task_function_call() assumes.
-		 */
-		cond_resched();
-	}
+	event_function_call(event, flush_event_fn, &ret);
+	return ret;
 }
 
 /*
