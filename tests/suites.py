@@ -59,6 +59,9 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # The stock kernels (stock: Debian 12's 6.12; stock-7.3: Debian 13's
 # 7.3), as a run-label list for their skips and minimums.
 STOCK = ','.join(kernels.of_mode('stock'))
+# 7.3's upstream tree as booted (upstream-7.3 and its debug form), for
+# the skips that follow from 7.3's behaviour.
+UPSTREAM73 = ','.join(n for n in kernels.VARIANTS if kernels.variant(n)['side'] == 'upstream-7.3')
 MANIFEST_KERNELS = {'check': '*', 'stock': STOCK, 'smp8': '*@smp8',
                     'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
@@ -197,8 +200,8 @@ SUITES = [
       # come from ptsim_mark's PMI) skip in their setup without it.
       skips=[(STOCK, 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
              (STOCK, 'mark_form.*', 'the same'),
-             ('upstream-7.3,upstream-7.3-debug', 'form.shared.*', SHARED_REFUSED),
-             ('upstream-7.3,upstream-7.3-debug', 'mark_form.shared.*', 'the same')],
+             (UPSTREAM73, 'form.shared.*', SHARED_REFUSED),
+             (UPSTREAM73, 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same'),
                ('upstream-7.3', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
@@ -212,7 +215,7 @@ SUITES = [
              (STOCK, 'mark_pmi.aux_output_errnos_mark', NO_PMI),
              (STOCK, 'unpriv.*.mark_samples_user_ips*', NO_PMI),
              (STOCK, 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
-             ('upstream-7.3,upstream-7.3-debug', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
+             (UPSTREAM73, 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
       differs=[('upstream-7.3', 'aux_sample.shared_nmi.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
                ('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
@@ -256,7 +259,7 @@ SUITES = [
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
     P('remove_on_exec', harness=True, skips=[
-        ('qemu,debug,upstream,upstream-7.3,upstream-7.3-debug', 'remove_on_exec.*',
+        (f'qemu,debug,upstream,{UPSTREAM73}', 'remove_on_exec.*',
          'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
@@ -282,7 +285,7 @@ SUITES = [
     # What an AUX area pins, with a PMU in a module (tests/modules).
     S('modules/aux_testmod', './modules/aux_testmod_test', 120, {'check': {}}, min=10, skips=[
         ('upstream', '*', '6.12 WARNs on munmap() of an AUX area with a transaction open'),
-        ('upstream-7.3,upstream-7.3-debug', '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
+        (UPSTREAM73, '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
     # ptsim claims only as many NMIs as it sent: foreign NMIs sent to CPU 1
     # while ptsim raises its PMIs there (the check boots have
     # unknown_nmi_panic).
