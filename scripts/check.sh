@@ -187,7 +187,9 @@ versus() {
 	vs=$K_SIDE
 	name=compare/$vs-vs-$ws${sfx/-/@}
 	if [ "$kind" = all ]; then
+		# qemu's is compare.tap; another variant's (ours-7.3) its own.
 		tap=$OUT/compare$sfx.tap
+		[ "$v" = qemu ] || tap=$OUT/compare-$v$sfx.tap
 		stage "compare${sfx:+[${sfx#-}]}: $vs ($v) vs $ws, every result and every file under \$AUXLAB_OUT/diff"
 		if compare_runs "$OUT/check-$v$sfx" "$OUT/check-$w$sfx" "$tap"; then
 			info "compare${sfx:+[${sfx#-}]}: identical ($(grep -c '^ok ' "$tap") suites and files)"
