@@ -287,8 +287,12 @@ if [ "${GATES:-1}" = 1 ]; then
 fi
 
 stage "results"
-info "the stages' times (from $AUXLAB_STAGES):"
-stage_times
+# The stage lines are collected by make (the Makefile's AUXLAB_STAGES);
+# run by hand, there are none.
+if [ -n "${AUXLAB_STAGES:-}" ]; then
+	info "the stages' times (from $AUXLAB_STAGES):"
+	stage_times
+fi
 # The manifest and the allowed skips, from tests/suites.py (above).
 "$TOP/scripts/results.py" --json "$OUT/results.json" \
 	--manifest "$OUT/manifest" --expected-skips "$OUT/expected-skips" \
