@@ -245,6 +245,13 @@ VARIANTS = {
     'ours-7.3': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
                  'obj': 'ours-7.3/obj/qemu', 'headers': False, 'known_only': True,
                  'compare': ('upstream-7.3', 'all')},
+    # Its debug form (KASAN, lockdep, kmemleak, fault injection), as
+    # upstream-7.3-debug is upstream-7.3's; not in make check or make
+    # fuzz yet: VARIANTS="ours-7.3-debug" boots it.
+    'ours-7.3-debug': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
+                       'frags': ['qemu.config', 'debug.config'],
+                       'obj': 'ours-7.3/obj/debug', 'headers': False, 'known_only': True,
+                       'smp8_mem': '2G', 'timeout': 2400, 'cpu': 'max,la57=off'},
     # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
     # like stock (scripts/stock.sh stock-7.3) and compared with
     # upstream-7.3; not in make check yet (VARIANTS="stock-7.3

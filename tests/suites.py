@@ -169,7 +169,7 @@ SUITES = [
     S('kunit/ptsim_pkt', min={'*': 1}),
     # the rewrite's own suite: ours only (not compared with upstream, so
     # only this line notices if it stops running)
-    S('kunit/perf_aux', min={'qemu,debug,ours-7.3': 17}),
+    S('kunit/perf_aux', min={'qemu,debug,ours-7.3,ours-7.3-debug': 17}),
     # The reproducer of the series' mm/kmemleak fix (its warning under
     # object->lock, lockdep at a CPU offline), first: later, vmalloc serves a
     # module's areas from its per-node pools, kmemleak adds no scan area
@@ -197,8 +197,8 @@ SUITES = [
       # come from ptsim_mark's PMI) skip in their setup without it.
       skips=[(STOCK, 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
              (STOCK, 'mark_form.*', 'the same'),
-             ('upstream-7.3,upstream-7.3-debug,ours-7.3', 'form.shared.*', SHARED_REFUSED),
-             ('upstream-7.3,upstream-7.3-debug,ours-7.3', 'mark_form.shared.*', 'the same')],
+             ('upstream-7.3,upstream-7.3-debug,ours-7.3,ours-7.3-debug', 'form.shared.*', SHARED_REFUSED),
+             ('upstream-7.3,upstream-7.3-debug,ours-7.3,ours-7.3-debug', 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same'),
                ('upstream-7.3', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
@@ -212,7 +212,7 @@ SUITES = [
              (STOCK, 'mark_pmi.aux_output_errnos_mark', NO_PMI),
              (STOCK, 'unpriv.*.mark_samples_user_ips*', NO_PMI),
              (STOCK, 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
-             ('upstream-7.3,upstream-7.3-debug,ours-7.3', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
+             ('upstream-7.3,upstream-7.3-debug,ours-7.3,ours-7.3-debug', 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
       differs=[('upstream-7.3', 'aux_sample.shared_nmi.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
                ('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
@@ -256,7 +256,8 @@ SUITES = [
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
     P('remove_on_exec', harness=True, skips=[
-        ('qemu,debug,upstream,upstream-7.3,upstream-7.3-debug,ours-7.3', 'remove_on_exec.*',
+        ('qemu,debug,upstream,upstream-7.3,upstream-7.3-debug,ours-7.3,ours-7.3-debug',
+         'remove_on_exec.*',
          'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
