@@ -11,12 +11,19 @@
 //    freeing (rb_alloc_aux, rb_free_aux and helpers), and the AUX branch
 //    of perf_mmap_to_page(); ring_buffer_init() calls perf_aux_rb_init().
 //    perf_output_wakeup() becomes visible to aux.c.
-//  - core.c: the AUX branch of perf_mmap(), which now hands any non-zero
-//    offset to perf_aux_mmap(); the AUX teardown in perf_mmap_close() and
-//    the AUX count in perf_mmap_open(), which the AUX VMA's own vm_ops do
-//    around these two; PERF_RECORD_AUX and PERF_RECORD_AUX_OUTPUT_HW_ID;
-//    AUX sampling; pause/resume.  perf_mmap_open(), perf_mmap_close() and
-//    perf_pmu_output_stop() become visible to aux.c.
+//  - core.c: perf_mmap_aux(), which perf_mmap() now replaces with
+//    perf_aux_mmap() under the same event->mmap_mutex; the AUX VMA keeps
+//    the vm_ops perf_aux_mmap() gives it, is mapped by
+//    perf_aux_map_range() instead of map_range() (which no longer takes
+//    the AUX mutex), and is closed through them if that fails; the AUX
+//    teardown in perf_mmap_close() and the AUX count in perf_mmap_open(),
+//    which the AUX VMA's own vm_ops do around these two; PERF_RECORD_AUX
+//    and PERF_RECORD_AUX_OUTPUT_HW_ID; AUX sampling; pause/resume.
+//    perf_mmap_open(), perf_mmap_close(), perf_pmu_output_stop(),
+//    perf_mmap_calc_limits() and perf_mmap_account() become visible to
+//    aux.c.
+//
+// For Linux 7.3 (the rewrite is not part of the 6.12 series).
 //  - internal.h: the AUX fields of struct perf_buffer, replaced by one
 //    struct perf_rb_aux, and the helpers that read them.
 //
@@ -73,8 +80,8 @@ perf_mmap_to_page(...)
 perf_mmap_open(...)
 {
   ...
-- if (vma->vm_pgoff)
--	atomic_inc(&event->rb->aux_mmap_count);
+- if (vma_start_pgoff(vma))
+-	refcount_inc(&event->rb->aux_mmap_count);
   ...
 }
 
@@ -87,6 +94,12 @@ perf_mmap_close(...)
   ...
 }
 
+// Its prototype goes before the function loses "static" (spatch would
+// change the prototype along with the definition).
+@@
+@@
+- static void perf_pmu_output_stop(struct perf_event *event);
+
 @@
 identifier f = {perf_mmap_open, perf_mmap_close, perf_pmu_output_stop};
 @@
@@ -94,46 +107,38 @@ identifier f = {perf_mmap_open, perf_mmap_close, perf_pmu_output_stop};
   void f(...) { ... }
 
 @@
+identifier f = {perf_mmap_calc_limits, perf_mmap_account};
+type T;
 @@
-- static void perf_pmu_output_stop(struct perf_event *event);
+- static
+  T f(...) { ... }
 
-// perf_mmap(): the AUX branch goes; a non-zero offset goes to aux.c before
-// any of the data area's checks.
-@mm@
-statement S;
+// The AUX branch of perf_mmap() is aux.c's now.
 @@
-perf_mmap(struct file *file, struct vm_area_struct *vma)
+@@
+- perf_mmap_aux(...) { ... }
+
+// map_range() maps only the data area: the AUX area does not serialize it.
+@@
+@@
+map_range(...)
 {
   ...
-  vma_size = vma->vm_end - vma->vm_start;
-+
-+ if (vma->vm_pgoff)
-+	return perf_aux_mmap(event, vma);
-- if (vma->vm_pgoff == 0) {
-	nr_pages = (vma_size / PAGE_SIZE) - 1;
-- } else S
+- guard(mutex)(&rb->aux_mutex);
   ...
 }
 
+// perf_mmap(): a non-zero offset goes to aux.c under the same checks and
+// the same event->mmap_mutex; the AUX VMA has its own vm_ops, is mapped by
+// aux.c, and is torn down through them if that fails.
 @@
-identifier l = {accounting, aux_unlock};
+identifier vma, event, nr_pages;
 @@
 perf_mmap(...)
 {
   <...
-- l:
-  ...>
-}
-
-@@
-@@
-perf_mmap(...)
-{
-  ...
-- struct mutex *aux_mutex = NULL;
-  <...
-- if (aux_mutex)
--	mutex_unlock(aux_mutex);
+- perf_mmap_aux(vma, event, nr_pages)
++ perf_aux_mmap(vma, event, nr_pages)
   ...>
 }
 
@@ -142,28 +147,33 @@ perf_mmap(...)
 perf_mmap(...)
 {
   <...
-- WARN_ON(!rb && event->rb);
+- vma->vm_ops = &perf_mmap_vmops;
++ if (!vma_start_pgoff(vma))
++	vma->vm_ops = &perf_mmap_vmops;
   ...>
 }
 
-// The allocation: only the data area is left to allocate here.
 @@
-statement S;
-@@
-  if (!rb) S
-- else {
--	ret = rb_alloc_aux(...);
--	...
-- }
-
-@@
-statement S;
+expression E;
 @@
 perf_mmap(...)
 {
   <...
-  if (!ret) S
-- else if (rb) { ... }
+- E = map_range(event->rb, vma);
++ if (vma_start_pgoff(vma))
++	E = perf_aux_map_range(vma);
++ else
++	E = map_range(event->rb, vma);
+  ...>
+}
+
+@@
+@@
+perf_mmap(...)
+{
+  <...
+- perf_mmap_close(vma);
++ vma->vm_ops->close(vma);
   ...>
 }
 

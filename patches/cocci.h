@@ -4,4 +4,8 @@
  * the kernel that Coccinelle cannot parse on its own, given a shape it
  * can.  Only parsing depends on them; the output keeps the original code.
  */
-#define scoped_guard(_name, args...) for (;;)
+/*
+ * A statement followed by its block, like list_for_each_entry(): parsed
+ * as an iterator, so that a rule may remove code that contains one.
+ */
+#define scoped_guard(_name, args...) YACFE_ITERATOR

@@ -6,7 +6,9 @@
 # tag in $TREE:
 #
 #   ours      every commit: branch "auxlab", checked out in $TREE
-#             (build/linux)
+#             (build/linux), or in $OTREE, a work tree of the same
+#             repository, on a base whose row names one (7.3:
+#             build/ours-7.3/linux)
 #   upstream  the commits before the series' "rewrite:" line, i.e. all
 #             but the AUX rewrite: branch "upstream", checked out in
 #             $UTREE (build/upstream/linux), a git worktree of the same
@@ -171,30 +173,38 @@ detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -
 # The trees the variants on this base need (scripts/kernels.py list
 # trees): both on the default base; on another, only those its variants
 # are built from (7.3: upstream), its commits' "base NAME:" blocks.
+# worktree DIR: make DIR a work tree of $TREE's repository (detached at
+# $tip) unless it is one; one left from an earlier base (build/linux-7.3
+# extracted anew) is not: replace it.
+worktree() {
+	if [ -e "$1" ] && [ "$(git -C "$1" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$(git rev-parse --path-format=absolute --git-common-dir)" ]; then
+		warn "$1 is not a work tree of $TREE; recreating it"
+		rm -rf "$1"
+	fi
+	git worktree prune
+	if [ ! -e "$1" ]; then
+		mkdir -p "$(dirname "$1")"
+		git worktree add -q --detach "$1" "$tip"
+		info "tree[$2]: new work tree $1 at $(git rev-parse --short "$tip")"
+	fi
+}
+
 if [[ $trees == *" ours "* ]]; then
 	GIT_INDEX_FILE=$idx chain ours
-	detach "$TREE"
+	# Ours in $TREE itself, or in a work tree of its own ($OTREE: see
+	# UTREE in lib.sh).
+	[ "$OTREE" = "$TREE" ] || worktree "$OTREE" ours
+	detach "$OTREE"
 	git update-ref refs/heads/auxlab "$tip"
-	checkout_tip ours "$TREE"
+	checkout_tip ours "$OTREE"
 else
 	info "ours: not built on base $BASE_NAME (scripts/kernels.py)"
 fi
 [[ $trees == *" upstream "* ]] || exit 0
 
 GIT_INDEX_FILE=$idx chain upstream
-# The upstream work tree shares $TREE's repository.  One left from an
-# earlier base (build/linux extracted anew) is not a work tree of this
-# repository: replace it.
-if [ -e "$UTREE" ] && [ "$(git -C "$UTREE" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$(git rev-parse --path-format=absolute --git-common-dir)" ]; then
-	warn "$UTREE is not a work tree of $TREE; recreating it"
-	rm -rf "$UTREE"
-fi
-git worktree prune
-if [ ! -e "$UTREE" ]; then
-	mkdir -p "$(dirname "$UTREE")"
-	git worktree add -q --detach "$UTREE" "$tip"
-	info "tree[upstream]: new work tree $UTREE at $(git rev-parse --short "$tip")"
-fi
+# The upstream work tree shares $TREE's repository.
+worktree "$UTREE" upstream
 detach "$UTREE"
 git update-ref refs/heads/upstream "$tip"
 checkout_tip upstream "$UTREE"

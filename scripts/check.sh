@@ -187,7 +187,9 @@ versus() {
 	vs=$K_SIDE
 	name=compare/$vs-vs-$ws${sfx/-/@}
 	if [ "$kind" = all ]; then
+		# qemu's is compare.tap; another variant's (ours-7.3) its own.
 		tap=$OUT/compare$sfx.tap
+		[ "$v" = qemu ] || tap=$OUT/compare-$v$sfx.tap
 		stage "compare${sfx:+[${sfx#-}]}: $vs ($v) vs $ws, every result and every file under \$AUXLAB_OUT/diff"
 		if compare_runs "$OUT/check-$v$sfx" "$OUT/check-$w$sfx" "$tap"; then
 			info "compare${sfx:+[${sfx#-}]}: identical ($(grep -c '^ok ' "$tap") suites and files)"
@@ -285,8 +287,12 @@ if [ "${GATES:-1}" = 1 ]; then
 fi
 
 stage "results"
-info "the stages' times (from $AUXLAB_STAGES):"
-stage_times
+# The stage lines are collected by make (the Makefile's AUXLAB_STAGES);
+# run by hand, there are none.
+if [ -n "${AUXLAB_STAGES:-}" ]; then
+	info "the stages' times (from $AUXLAB_STAGES):"
+	stage_times
+fi
 # The manifest and the allowed skips, from tests/suites.py (above).
 "$TOP/scripts/results.py" --json "$OUT/results.json" \
 	--manifest "$OUT/manifest" --expected-skips "$OUT/expected-skips" \

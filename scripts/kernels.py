@@ -53,7 +53,11 @@ import sys
 # of APT_MIRROR, signed by APT_KEYRING (scripts/lib.sh, apt_config).
 # tree: the directory under build/ it is extracted into (a git
 # repository whose first commit, tag "base", is the pristine tree);
-# utree: the "upstream" work tree of the same repository.
+# utree: the "upstream" work tree of the same repository; otree: the
+# "ours" work tree, if not tree itself (a work tree of the same
+# repository, placed like utree so that ours' objects, beside it, see
+# their sources by the same relative path as upstream's and ccache hits
+# on every object the two share).
 # stock: Debian's stock kernel of this base, which make check boots
 # (scripts/stock.sh): version and ABI of linux-image-<abi>-amd64, its
 # headers and kbuild, each package's sha256; newest: the regular
@@ -97,6 +101,7 @@ BASES = {
         'suite': 'trixie-backports',
         'tree': 'linux-7.3',
         'utree': 'upstream-7.3/linux',
+        'otree': 'ours-7.3/linux',
         # Debian 13's own 7.3 (trixie-backports), which the variant
         # stock-7.3 boots.  Built on trixie, not bookworm (this
         # machine): scripts/stock.sh rebuilds the kbuild programs that
@@ -231,6 +236,22 @@ VARIANTS = {
                            'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
                            'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400,
                            'cpu': 'max,la57=off'},
+    # Linux 7.3 with the whole series: the AUX area rewrite lives on
+    # mainline only (6.12 drops it), so this is ours on 7.3, built from
+    # its own work tree (BASES' otree) and compared with upstream-7.3 as
+    # qemu is with upstream: every result and file, less the rewrite's
+    # own (patches/rewrite).  Not in make check yet: VARIANTS="ours-7.3
+    # upstream-7.3" boots both.
+    'ours-7.3': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
+                 'obj': 'ours-7.3/obj/qemu', 'headers': False, 'known_only': True,
+                 'compare': ('upstream-7.3', 'all')},
+    # Its debug form (KASAN, lockdep, kmemleak, fault injection), as
+    # upstream-7.3-debug is upstream-7.3's; not in make check or make
+    # fuzz yet: VARIANTS="ours-7.3-debug" boots it.
+    'ours-7.3-debug': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
+                       'frags': ['qemu.config', 'debug.config'],
+                       'obj': 'ours-7.3/obj/debug', 'headers': False, 'known_only': True,
+                       'smp8_mem': '2G', 'timeout': 2400, 'cpu': 'max,la57=off'},
     # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
     # like stock (scripts/stock.sh stock-7.3) and compared with
     # upstream-7.3; not in make check yet (VARIANTS="stock-7.3
@@ -290,6 +311,7 @@ def cmd_base_sh(a):
            'BASE_VERSION': env('BASE_VERSION') or b['version'],
            'BASE_PINNED': b['version'], 'BASE_SHA256': b['sha256'],
            'BASE_SUITE': b['suite'] or '', 'BASE_TREE': b['tree'], 'BASE_UTREE': b['utree'],
+           'BASE_OTREE': b.get('otree') or b['tree'],
            'BASE_NEWEST': '^' + b['pkg'].replace('.', r'\.') + '$',
            'APT_MIRROR': APT_MIRROR, 'APT_KEYRING': APT_KEYRING,
            'QEMU_SUITE': QEMU['suite'], 'QEMU_PINNED': QEMU['version']}

@@ -12,7 +12,7 @@ CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 # (the DEFAULT_BASE), BASE_PKG,
 # BASE_VERSION, BASE_SHA256, BASE_SUITE, BASE_TREE, ... and, if make check
 # boots Debian's stock kernel of it, STOCK_*.
-# use_base [NAME]: set them (and TREE, UTREE) for base NAME (default:
+# use_base [NAME]: set them (and TREE, UTREE, OTREE) for base NAME (default:
 # BASE, else the table's DEFAULT_BASE); variant_env calls it for a
 # variant on another base (its row's "base").
 use_base() {
@@ -22,6 +22,7 @@ use_base() {
 	eval "$s"
 	TREE=$BUILD/$BASE_TREE
 	UTREE=$BUILD/$BASE_UTREE
+	OTREE=$BUILD/$BASE_OTREE
 }
 use_base
 # The "upstream" kernel's tree: a second work tree of $TREE's repository
@@ -31,7 +32,9 @@ use_base
 # rewrites paths under CCACHE_BASEDIR relative to the compiler's working
 # directory, sees the same command lines and hits on the objects the ours
 # tree has cached.  $BUILD/obj/upstream is a symlink to it, so every
-# variant's objects are $BUILD/obj/<variant>.
+# variant's objects are $BUILD/obj/<variant>.  The "ours" tree is $TREE
+# itself, or on a base whose row names an otree (7.3) a third work tree,
+# $OTREE (build/ours-7.3/linux), placed like $UTREE for the same reason.
 JOBS=${JOBS:-$(nproc)}
 # The QEMU that boots the kernels: scripts/qemu.sh's (bookworm-backports'
 # QEMU 10, extracted under $BUILD/qemu) if it is there, else the machine's.
@@ -40,7 +43,7 @@ if [ -z "${QEMU_BIN:-}" ] && [ -x "$BUILD/qemu/root/usr/bin/qemu-system-x86_64" 
 fi
 QEMU_BIN=${QEMU_BIN:-qemu-system-x86_64}
 export QEMU_BIN QEMU_DATADIR
-export TOP BUILD OUT CACHE TREE UTREE JOBS
+export TOP BUILD OUT CACHE TREE UTREE OTREE JOBS
 
 # Reproducible build identity: the same sources give the same objects, so
 # ccache hits across clones and re-assemblies.
@@ -156,7 +159,7 @@ variant_env() {
 	[ "$K_BASE" = "$BASE_NAME" ] || use_base "$K_BASE"
 	# shellcheck disable=SC2034	# for the caller
 	case $K_TREE in
-	ours) K_SRC=$TREE ;;
+	ours) K_SRC=$OTREE ;;
 	upstream) K_SRC=$UTREE ;;
 	*) K_SRC= ;;
 	esac

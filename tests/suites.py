@@ -172,7 +172,7 @@ SUITES = [
     S('kunit/ptsim_pkt', min={'*': 1}),
     # the rewrite's own suite: ours only (not compared with upstream, so
     # only this line notices if it stops running)
-    S('kunit/perf_aux', min={'qemu,debug': 17}),
+    S('kunit/perf_aux', min={'qemu,debug,ours-7.3,ours-7.3-debug': 17}),
     # The reproducer of the series' mm/kmemleak fix (its warning under
     # object->lock, lockdep at a CPU offline), first: later, vmalloc serves a
     # module's areas from its per-node pools, kmemleak adds no scan area
@@ -181,7 +181,7 @@ SUITES = [
     S('kmemleak/scan_area', 'kmemleak-scan-area', 120, {'check': {}},
       min=plan('scripts/guest/kmemleak-scan-area'), skips=[
         ('qemu', '*', "the kmemleak fix's reproducer needs kmemleak, failslab and lockdep: the debug kernel's"),
-        ('upstream,upstream-7.3', '*', 'the same')]),
+        ('upstream,upstream-7.3,ours-7.3', '*', 'the same')]),
     # -- the kselftest programs (tools/testing/selftests/perf_events);
     # the check list runs every one the guest has, in name order --
     P('ptsim_test', harness=True, modes={
@@ -240,7 +240,7 @@ SUITES = [
     P('mmap_accounting', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
-        ('qemu,upstream,upstream-7.3', 'fault_injection.*', NO_FAULTS)]),
+        ('qemu,upstream,upstream-7.3,ours-7.3', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
@@ -252,9 +252,9 @@ SUITES = [
         # make fuzz (scripts/fuzz.sh): the options /init takes from the
         # kernel command line (auxlab.seed=, .ops=, .threads=, .phases=)
         'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
-      skips=[('qemu,upstream,upstream-7.3', 'faults:?no?fault?injection*',
+      skips=[('qemu,upstream,upstream-7.3,ours-7.3', 'faults:?no?fault?injection*',
               'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
-             ('qemu,upstream,upstream-7.3', 'nth:?no?fault?injection*', 'phase "nth"')]),
+             ('qemu,upstream,upstream-7.3,ours-7.3', 'nth:?no?fault?injection*', 'phase "nth"')]),
     # Upstream's, with the series' fix "selftests/perf_events: Skip
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.

@@ -37,12 +37,15 @@
  * transaction can reach it.
  *
  * The VMA holds "mapped" alive through aux->mmap_count, and its
- * vm_private_data points at the object, so the page-fault path needs no
- * lookup and no lock: it can only map pages of the area the VMA was
- * created for, and only while that area exists.  The VMA also holds the
- * perf core's references (event and buffer mmap counts) through
- * perf_mmap_open()/perf_mmap_close(), exactly as a data VMA does.  VMAs
- * cannot be split (may_split), so open/close always see whole mappings.
+ * vm_private_data points at the object.  Like the data area, the AUX area
+ * is mapped in full by mmap() itself (a VM_PFNMAP mapping, read-only:
+ * perf_aux_map_range()), so there is no page fault to serve: the VMA can
+ * only ever show pages of the area it was created for, and the area
+ * outlives the page table entries (munmap() zaps them before it closes
+ * the VMA).  The VMA also holds the perf core's references (event and
+ * buffer mmap counts) through perf_mmap_open()/perf_mmap_close(), exactly
+ * as a data VMA does.  VMAs cannot be split (may_split), so open/close
+ * always see whole mappings.
  *
  * Locking
  * =======
@@ -130,7 +133,6 @@
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/nospec.h>
 #include <linux/perf_event.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
@@ -192,8 +194,6 @@ static void aux_free_pages(void **pages, int nr_pages)
 		struct page *page = virt_to_page(pages[i]);
 
 		ClearPagePrivate(page);
-		/* Set by the fault path; a freed page must not keep it. */
-		page->mapping = NULL;
 		__free_page(page);
 	}
 	kfree(pages);
@@ -283,31 +283,24 @@ static __always_inline void aux_put_atomic(struct perf_aux *aux)
 /* Locked-memory accounting ------------------------------------------------- */
 
 /*
- * An AUX area is charged like the data area: to the user's perf_mlock
- * up to perf_event_mlock_kb (times the number of online CPUs), and beyond
- * that to the mm's pinned_vm, which RLIMIT_MEMLOCK bounds unless the
- * caller has CAP_IPC_LOCK or perf_event_paranoid is -1.  Unlike the data
- * area, the object remembers whom it charged, and uncharges exactly that
- * user and mm, whichever process closes the last mapping.
+ * An AUX area is charged like the data area, by the perf core's own
+ * rules (perf_mmap_calc_limits(), perf_mmap_account()): to the user's
+ * perf_mlock up to perf_event_mlock_kb (times the number of online CPUs),
+ * and beyond that to the mm's pinned_vm, which RLIMIT_MEMLOCK bounds
+ * unless the caller has CAP_IPC_LOCK or perf_event_paranoid is -1.
+ * Unlike the data area, the object remembers whom it charged, and
+ * uncharges exactly that user and mm, whichever process closes the last
+ * mapping.  Only the mmap() that creates the area charges it.
  */
 static int aux_charge(struct perf_aux *aux, struct vm_area_struct *vma)
 {
-	unsigned long limit = (sysctl_perf_event_mlock >> (PAGE_SHIFT - 10)) *
-			      num_online_cpus();
-	struct user_struct *user = current_user();
-	unsigned long locked, pinned;
+	long user_extra = aux->nr_pages, extra = 0;
 
-	locked = min_t(unsigned long, atomic_long_read(&user->perf_mlock), limit);
-	locked += aux->nr_pages;
-	pinned = locked > limit ? locked - limit : 0;
-
-	if (atomic64_read(&vma->vm_mm->pinned_vm) + pinned >
-	    rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT &&
-	    perf_is_paranoid() && !capable(CAP_IPC_LOCK))
+	if (!perf_mmap_calc_limits(vma, &user_extra, &extra))
 		return -EPERM;
 
-	aux->pinned_pages = pinned;
-	aux->user_pages = aux->nr_pages - pinned;
+	aux->user_pages = user_extra;
+	aux->pinned_pages = extra;
 	return 0;
 }
 
@@ -316,8 +309,7 @@ static void aux_commit_charge(struct perf_aux *aux, struct vm_area_struct *vma)
 	aux->user = get_current_user();
 	aux->mm = vma->vm_mm;
 	mmgrab(aux->mm);
-	atomic_long_add(aux->user_pages, &aux->user->perf_mlock);
-	atomic64_add(aux->pinned_pages, &aux->mm->pinned_vm);
+	perf_mmap_account(vma, aux->user_pages, aux->pinned_pages);
 }
 
 static void aux_uncharge(struct perf_aux *aux)
@@ -358,7 +350,7 @@ static struct perf_aux *aux_create(struct perf_event *event,
 	INIT_WORK(&aux->free_work, aux_free_workfn);
 	aux->nr_pages = nr_pages;
 	aux->size = (unsigned long)nr_pages << PAGE_SHIFT;
-	aux->pgoff = vma->vm_pgoff;
+	aux->pgoff = vma_start_pgoff(vma);
 	aux->mode = overwrite ? PERF_AUX_OVERWRITE : 0;
 
 	ret = aux_charge(aux, vma);
@@ -496,32 +488,10 @@ static void perf_aux_vma_close(struct vm_area_struct *vma)
 }
 
 /*
- * The VMA pins its area (see the top of this file), so the page is
- * looked up without locks.  Userspace never writes the AUX area: a write
- * fault is SIGBUS, as is a write to a page already mapped (page_mkwrite),
- * which is why the page is mapped read-only even in a writable VMA.
+ * Every page is mapped, read-only, by perf_aux_map_range(): userspace
+ * never writes the AUX area, and a write to it is SIGBUS.
  */
-static vm_fault_t perf_aux_vma_fault(struct vm_fault *vmf)
-{
-	struct perf_aux *aux = vmf->vma->vm_private_data;
-	unsigned long idx = vmf->pgoff - aux->pgoff;
-	struct page *page;
-
-	if (vmf->flags & FAULT_FLAG_WRITE)
-		return VM_FAULT_SIGBUS;
-	if (idx >= aux->nr_pages)
-		return VM_FAULT_SIGBUS;
-	idx = array_index_nospec(idx, aux->nr_pages);
-
-	page = virt_to_page(aux->pages[idx]);
-	get_page(page);
-	page->mapping = vmf->vma->vm_file->f_mapping;
-	page->index = vmf->pgoff;
-	vmf->page = page;
-	return 0;
-}
-
-static vm_fault_t perf_aux_vma_mkwrite(struct vm_fault *vmf)
+static vm_fault_t perf_aux_vma_pfn_mkwrite(struct vm_fault *vmf)
 {
 	return VM_FAULT_SIGBUS;
 }
@@ -535,57 +505,66 @@ static int perf_aux_vma_may_split(struct vm_area_struct *vma, unsigned long addr
 static const struct vm_operations_struct perf_aux_vmops = {
 	.open		= perf_aux_vma_open,
 	.close		= perf_aux_vma_close,
-	.fault		= perf_aux_vma_fault,
-	.page_mkwrite	= perf_aux_vma_mkwrite,
+	.pfn_mkwrite	= perf_aux_vma_pfn_mkwrite,
 	.may_split	= perf_aux_vma_may_split,
 };
 
 /**
- * perf_aux_mmap() - map the AUX area of an event's buffer
- * @event: the event whose file is mapped
+ * perf_aux_mmap() - set up a mapping of the AUX area of an event's buffer
  * @vma: the new mapping, at a non-zero offset
+ * @event: the event whose file is mapped
+ * @nr_pages: the mapping's size in pages
  *
- * Called by perf_mmap() for any offset but 0, after its common checks
- * (shared mapping, no inherited per-task event, LSM).  The rules, and
- * their errnos, are the ABI: the data area must be mapped (-EINVAL);
- * the user page's aux_offset must be the mapping's offset and lie above
- * the data area, aux_size must be its size, a power of two number of
- * pages, and a second mapping of an existing area must match it
- * (-EINVAL); a larger area than INT_MAX pages is -ENOMEM.  The first
- * mapping creates the area (see aux_create() for its errnos).  A
- * read-only first mapping selects overwrite mode.
+ * Called by perf_mmap() with event->mmap_mutex held, for any offset but
+ * 0, after its common checks (shared mapping, no inherited per-task
+ * event, LSM, size, a revoked event).  The rules, and their errnos, are
+ * the ABI: the event must have a buffer (-EINVAL); the user page's
+ * aux_offset must be the mapping's offset and lie above the data area,
+ * aux_size must be its size, a power of two number of pages, and a
+ * second mapping of an existing area must match it (-EINVAL); the event
+ * must map the buffer itself, not through PERF_EVENT_IOC_SET_OUTPUT
+ * (-EBUSY: its buffer's owner maps the AUX area); the buffer must still
+ * be mapped (-EINVAL).  The first mapping creates the area and charges
+ * it (see aux_create() for its errnos); a read-only first mapping
+ * selects overwrite mode.  perf_mmap() then maps the pages with
+ * perf_aux_map_range(), or closes the VMA through its vm_ops if that
+ * fails.
  *
  * Return: 0 or a negative errno; on error nothing is left behind.
  */
-int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
+int perf_aux_mmap(struct vm_area_struct *vma, struct perf_event *event,
+		  unsigned long nr_pages)
 {
-	unsigned long vma_size = vma->vm_end - vma->vm_start;
-	unsigned long nr_pages = vma_size >> PAGE_SHIFT;
-	struct perf_buffer *rb;
+	const pgoff_t pgoff = vma_start_pgoff(vma);
+	struct perf_buffer *rb = event->rb;
 	struct perf_aux *aux;
 	u64 aux_offset, aux_size;
 	int ret = -EINVAL;
 
-	if (!event->rb)
-		return -EINVAL;
-	if (nr_pages > INT_MAX)
-		return -ENOMEM;
-
-	mutex_lock(&event->mmap_mutex);
-	rb = event->rb;
+	lockdep_assert_held(&event->mmap_mutex);
 	if (!rb)
-		goto out_event;
+		return -EINVAL;
+
 	mutex_lock(&rb->aux.mutex);
 	aux = rcu_dereference_protected(rb->aux.area, lockdep_is_held(&rb->aux.mutex));
 
 	aux_offset = READ_ONCE(rb->user_page->aux_offset);
 	aux_size = READ_ONCE(rb->user_page->aux_size);
 	if (aux_offset < perf_data_size(rb) + PAGE_SIZE ||
-	    aux_offset != (u64)vma->vm_pgoff << PAGE_SHIFT ||
-	    (aux && aux->pgoff != vma->vm_pgoff) ||
-	    aux_size != vma_size ||
+	    aux_offset != (u64)pgoff << PAGE_SHIFT ||
+	    (aux && aux->pgoff != pgoff) ||
+	    aux_size != (u64)nr_pages << PAGE_SHIFT ||
 	    (aux && aux->nr_pages != nr_pages) ||
 	    !is_power_of_2(nr_pages))
+		goto out;
+
+	/*
+	 * Without a mapping of its own the event writes into another
+	 * event's buffer (PERF_EVENT_IOC_SET_OUTPUT): that event maps the
+	 * buffer, and its AUX area too.
+	 */
+	ret = -EBUSY;
+	if (!refcount_read(&event->mmap_count))
 		goto out;
 
 	/*
@@ -595,12 +574,13 @@ int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
 	 * error never has to drop it, which could make it the last one and
 	 * skip the buffer's teardown.
 	 */
-	if (!atomic_read(&rb->mmap_count))
+	ret = -EINVAL;
+	if (!refcount_read(&rb->mmap_count))
 		goto out;
 
 	if (aux) {
 		/* Published areas have mmap_count >= 1 under the mutex. */
-		if (!atomic_inc_not_zero(&rb->mmap_count))
+		if (!refcount_inc_not_zero(&rb->mmap_count))
 			goto out;
 		atomic_inc(&aux->mmap_count);
 	} else {
@@ -609,29 +589,58 @@ int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma)
 			ret = PTR_ERR(aux);
 			goto out;
 		}
-		if (!atomic_inc_not_zero(&rb->mmap_count)) {
+		if (!refcount_inc_not_zero(&rb->mmap_count)) {
 			aux_uncharge(aux);
 			aux_put(aux);
 			goto out;
 		}
 		aux_install(rb, aux);
 	}
-	atomic_inc(&event->mmap_count);
+	refcount_inc(&event->mmap_count);
+	vma->vm_private_data = aux;
+	vma->vm_ops = &perf_aux_vmops;
 	ret = 0;
 out:
 	mutex_unlock(&rb->aux.mutex);
-out_event:
-	mutex_unlock(&event->mmap_mutex);
-	if (ret)
-		return ret;
+	return ret;
+}
 
-	/* Pinned memory is accounted per mm: fork() must not copy it. */
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_private_data = aux;
-	vma->vm_ops = &perf_aux_vmops;
-	if (event->pmu->event_mapped)
-		event->pmu->event_mapped(event, vma->vm_mm);
-	return 0;
+/**
+ * perf_aux_map_range() - map every page of an AUX area into its VMA
+ * @vma: a mapping that perf_aux_mmap() has set up
+ *
+ * Maps the pages as perf_mmap() maps the data area: a VM_PFNMAP mapping
+ * (the pages are the area's, never on an LRU or an rmap), read-only even
+ * in a writable VMA, so that a write faults and gets SIGBUS from the
+ * VMA's pfn_mkwrite.  The area cannot go away meanwhile: the VMA holds
+ * it.  On error the pages mapped so far are unmapped again, and the
+ * caller closes the VMA.
+ *
+ * Return: 0 or a negative errno.
+ */
+int perf_aux_map_range(struct vm_area_struct *vma)
+{
+	struct perf_aux *aux = vma->vm_private_data;
+	pgprot_t prot = vm_get_page_prot(vma->vm_flags & ~VM_SHARED);
+	unsigned long i;
+	int err = 0;
+
+	for (i = 0; i < aux->nr_pages; i++) {
+		struct page *page = virt_to_page(aux->pages[i]);
+
+		err = remap_pfn_range(vma, vma->vm_start + i * PAGE_SIZE,
+				      page_to_pfn(page), PAGE_SIZE, prot);
+		if (err)
+			break;
+		/* As in aux_alloc_pages(): an area can be huge. */
+		cond_resched();
+	}
+#ifdef CONFIG_MMU
+	/* The VMA's close frees the pages: no entry may still map them. */
+	if (err)
+		zap_vma_range(vma, vma->vm_start, aux->nr_pages * PAGE_SIZE);
+#endif
+	return err;
 }
 
 /**

@@ -124,10 +124,15 @@ void perf_mmap_close(struct vm_area_struct *vma);
 void perf_pmu_output_stop(struct perf_event *event);
 /* Wake the consumers of the handle's buffer. */
 void perf_output_wakeup(struct perf_output_handle *handle);
+/* The locked-memory limits and charge of a new mapping (perf_mmap()'s). */
+bool perf_mmap_calc_limits(struct vm_area_struct *vma, long *user_extra, long *extra);
+void perf_mmap_account(struct vm_area_struct *vma, long user_extra, long extra);
 
 /* Entry points for the perf core (kernel/events/core.c, ring_buffer.c). */
 void perf_aux_rb_init(struct perf_buffer *rb);
-int perf_aux_mmap(struct perf_event *event, struct vm_area_struct *vma);
+int perf_aux_mmap(struct vm_area_struct *vma, struct perf_event *event,
+		  unsigned long nr_pages);
+int perf_aux_map_range(struct vm_area_struct *vma);
 unsigned long perf_prepare_sample_aux(struct perf_event *event,
 				      struct perf_sample_data *data,
 				      size_t size);
