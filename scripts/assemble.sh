@@ -3,15 +3,14 @@
 # Stage 2: assemble the kernel trees = pristine base + the commits of
 # patches/series.txt (each: its overlay files, its semantic patch, its
 # diff), one commit per stanza with its message, on top of the "base"
-# tag in $TREE:
+# tag in $REPO (build/linux-7.3):
 #
-#   ours      every commit: branch "auxlab", checked out in $TREE
-#             (build/linux), or in $OTREE, a work tree of the same
-#             repository, on a base whose row names one (7.3:
-#             build/ours-7.3/linux)
+#   ours      every commit: branch "auxlab", checked out in $TREE, a
+#             work tree of $REPO on a base whose row names an otree
+#             (7.3: build/ours-7.3/linux), else $REPO itself
 #   upstream  the commits before the series' "rewrite:" line, i.e. all
 #             but the AUX rewrite: branch "upstream", checked out in
-#             $UTREE (build/upstream/linux), a git worktree of the same
+#             $UTREE (build/upstream-7.3/linux), a git worktree of the same
 #             repository, so the source of one kernel never changes
 #             under the other's build
 #
@@ -22,7 +21,7 @@
 # Unchanged files keep their mtimes, so kbuild recompiles only what an
 # edit really touched.
 #
-# On a base other than the default (BASE=7.3), each commit's "base 7.3:"
+# On a base other than the default (BASE=6.12), each commit's "base 6.12:"
 # block replaces its diff (scripts/series.py), and only the trees that
 # base's variants need are assembled (scripts/kernels.py list trees).
 #
@@ -42,7 +41,7 @@ set -euo pipefail
 verify=0
 [ "${1:-}" = --verify ] && verify=1
 
-cd "$TREE"
+cd "$REPO"
 trees=" $(python3 "$TOP/scripts/kernels.py" list trees "$BASE_NAME") "
 if [ -z "${ASSEMBLE_REF:-}" ]; then
 	if [ "$BASE_NAME" = "$BASE_DEFAULT" ]; then
@@ -173,12 +172,12 @@ detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -
 # The trees the variants on this base need (scripts/kernels.py list
 # trees): both on the default base; on another, only those its variants
 # are built from (7.3: upstream), its commits' "base NAME:" blocks.
-# worktree DIR: make DIR a work tree of $TREE's repository (detached at
+# worktree DIR: make DIR a work tree of $REPO (detached at
 # $tip) unless it is one; one left from an earlier base (build/linux-7.3
 # extracted anew) is not: replace it.
 worktree() {
 	if [ -e "$1" ] && [ "$(git -C "$1" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$(git rev-parse --path-format=absolute --git-common-dir)" ]; then
-		warn "$1 is not a work tree of $TREE; recreating it"
+		warn "$1 is not a work tree of $REPO; recreating it"
 		rm -rf "$1"
 	fi
 	git worktree prune
@@ -191,19 +190,19 @@ worktree() {
 
 if [[ $trees == *" ours "* ]]; then
 	GIT_INDEX_FILE=$idx chain ours
-	# Ours in $TREE itself, or in a work tree of its own ($OTREE: see
-	# UTREE in lib.sh).
-	[ "$OTREE" = "$TREE" ] || worktree "$OTREE" ours
-	detach "$OTREE"
+	# Ours in $REPO itself, or in a work tree of its own (see REPO in
+	# lib.sh).
+	[ "$TREE" = "$REPO" ] || worktree "$TREE" ours
+	detach "$TREE"
 	git update-ref refs/heads/auxlab "$tip"
-	checkout_tip ours "$OTREE"
+	checkout_tip ours "$TREE"
 else
 	info "ours: not built on base $BASE_NAME (scripts/kernels.py)"
 fi
 [[ $trees == *" upstream "* ]] || exit 0
 
 GIT_INDEX_FILE=$idx chain upstream
-# The upstream work tree shares $TREE's repository.
+# The upstream work tree shares $REPO.
 worktree "$UTREE" upstream
 detach "$UTREE"
 git update-ref refs/heads/upstream "$tip"

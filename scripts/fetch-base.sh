@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Stage 1: fetch the base's pinned linux-source package (BASE, default
-# 6.12: scripts/kernels.py's BASES has the pins), verify it, extract it
-# once into $TREE (build/linux for 6.12, build/linux-7.3 for 7.3) and
+# 7.3: scripts/kernels.py's BASES has the pins), verify it, extract it
+# once into $REPO (build/linux-7.3 for 7.3, build/linux for 6.12) and
 # record it there as a one-commit git repository tagged "base".  Later
 # runs find the tag and return at once.
 #
@@ -10,8 +10,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-if [ -z "${FETCH_ONLY:-}" ] && git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
-	info "base: $(git -C "$TREE" tag -l --format='%(contents:subject)' base)"
+if [ -z "${FETCH_ONLY:-}" ] && git -C "$REPO" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+	info "base: $(git -C "$REPO" tag -l --format='%(contents:subject)' base)"
 	exit 0
 fi
 
@@ -30,12 +30,12 @@ fi
 sum=$(sha256sum "$deb" | cut -d' ' -f1)
 if [ -n "${FETCH_ONLY:-}" ]; then exit 0; fi
 
-stage "base: extracting into $TREE and recording it as a git commit"
+stage "base: extracting into $REPO and recording it as a git commit"
 # Fixed identity and dates (extract_base in lib.sh): the same package gives
 # the same commit id on every machine, so exported series and ccache are
 # reproducible.
-extract_base "$deb" "$TREE" "$BASE_PKG" "$version"
-cd "$TREE"
+extract_base "$deb" "$REPO" "$BASE_PKG" "$version"
+cd "$REPO"
 git tag -a -m "$BASE_PKG $version (sha256 $sum)" base
 info "base commit $(git rev-parse --short HEAD): $(git log -1 --format=%s)"
-info "base: $(du -sh "$TREE" | cut -f1) in $TREE"
+info "base: $(du -sh "$REPO" | cut -f1) in $REPO"

@@ -129,7 +129,7 @@ BASES = {
         },
     },
 }
-DEFAULT_BASE = '6.12'
+DEFAULT_BASE = '7.3'
 
 # -- the emulator ------------------------------------------------------------
 # QEMU, which boots every variant: bookworm-backports' QEMU 10, fetched
@@ -193,74 +193,73 @@ DEFAULTS = {
     'timeout': 1200, 'cpu': 'max', 'tcg_threads': None, 'retry_before_init': False,
 }
 VARIANTS = {
-    'qemu': {'side': 'ours', 'rewrite_frags': True, 'check': True, 'smp8': True,
-             'kselftest': True, 'bench': True, 'compare': ('upstream', 'all')},
+    # -- on the default base, 7.3 (mainline) --
+    # Ours: the whole series, built from the base's otree
+    # (build/ours-7.3/linux), and compared with upstream as a whole.
+    'qemu': {'side': 'ours', 'rewrite_frags': True, 'obj': 'ours-7.3/obj/qemu',
+             'known_only': True, 'check': True, 'smp8': True, 'kselftest': True,
+             'bench': True, 'compare': ('upstream', 'all')},
     # The KASAN kernels boot without 5-level paging: identify_cpu()
     # clears boot_cpu_data's capabilities with interrupts on, and an
     # interrupt in that window sees pgtable_l5_enabled() false, so KASAN
-    # takes the LA57 direct map for a wild address (upstream-7.3-debug,
-    # once: "wild-memory-access in rcu_is_watching", from identify_cpu
-    # at 0.0097 s; x86's, not ours, and in 6.12's code too).
+    # takes the LA57 direct map for a wild address (7.3's upstream debug
+    # kernel, once: "wild-memory-access in rcu_is_watching", from
+    # identify_cpu at 0.0097 s; x86's, not ours, and in 6.12's code too).
+    # Both debug kernels (KASAN, lockdep, kmemleak, fault injection) in
+    # make fuzz, whose check phase boots them with the check list: their
+    # boots take five times a plain one's under TCG.
     'debug': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'debug.config'],
-              'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400, 'cpu': 'max,la57=off'},
-    'upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream/obj/qemu',
-                 'headers': False, 'check': True, 'smp8': True, 'bench': True},
-    'stock': {'tree': None, 'side': 'stock', 'check': True, 'foreign': True,
+              'obj': 'ours-7.3/obj/debug', 'known_only': True, 'fuzz_check': True,
+              'smp8_mem': '2G', 'timeout': 2400, 'cpu': 'max,la57=off'},
+    # Upstream: 7.3 with every commit before rewrite: (the fixes, flush,
+    # ptsim, perf, the selftests), the reference ours is judged by; and
+    # compared with 6.12's on everything that one runs: the same results,
+    # or a 7.x behaviour change a row of tests/suites.py names (its
+    # differs=, kernel upstream).
+    'upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream-7.3/obj/qemu',
+                 'headers': False, 'known_only': True, 'check': True, 'smp8': True,
+                 'bench': True, 'compare': ('upstream-6.12', 'subset')},
+    'upstream-debug': {'tree': 'upstream', 'side': 'upstream',
+                       'frags': ['qemu.config', 'debug.config'],
+                       'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
+                       'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400,
+                       'cpu': 'max,la57=off'},
+    'kcsan': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'kcsan.config'],
+              'obj': 'ours-7.3/obj/kcsan', 'known_only': True},
+    'cov': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'coverage.config'],
+            'obj': 'ours-7.3/obj/cov', 'known_only': True,
+            'gcov': OURS_GCOV, 'coverage': 'ours', 'coverage_goal': True,
+            'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in OURS_GCOV]},
+    'cov-upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream-7.3/obj/cov',
+                     'frags': ['qemu.config', 'coverage.config'], 'known_only': True,
+                     'gcov': UPSTREAM_GCOV, 'coverage': 'upstream',
+                     'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
+    # make fixes: the base with the fixes alone, on a fresh extract
+    # (series-check.sh --fixes); base-6.12 the same for make fixes
+    # BASE=6.12.
+    'base': {'known_only': True, 'fresh': True},
+    # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
+    # like stock-6.12 (scripts/stock.sh stock) and compared with
+    # upstream; not in make check (VARIANTS="stock upstream" boots it).
+    'stock': {'tree': None, 'side': 'stock', 'foreign': True,
               'compare': ('upstream', 'subset'), 'mode': 'stock',
               'kernel': 'stock/vmlinuz', 'initrd': 'stock/modules.cpio.gz',
               'test_modules': False, 'tcg_threads': 'single',
               'retry_before_init': True},
-    'kcsan': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'kcsan.config']},
-    'base': {'known_only': True},
-    'cov': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'coverage.config'],
-            'gcov': OURS_GCOV, 'coverage': 'ours', 'coverage_goal': True,
-            'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in OURS_GCOV]},
-    'cov-upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream/obj/cov',
-                     'frags': ['qemu.config', 'coverage.config'], 'gcov': UPSTREAM_GCOV,
-                     'coverage': 'upstream',
-                     'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
-    # make fixes BASE=7.3: 7.3 with the fixes alone, on a fresh extract
-    # (series-check.sh --fixes); "base" is the same on the default base.
-    'base-7.3': {'base': '7.3', 'known_only': True, 'fresh': True},
-    # Linux 7.3 with every commit before rewrite:, ported (series.txt's
-    # "base 7.3:" blocks); the options 7.3 no longer defines left out.
-    # Compared with 6.12's upstream on everything it runs: the same
-    # results, or a 7.x behaviour change a row of tests/suites.py names
-    # (its differs=, kernel upstream-7.3).  Its debug form (KASAN,
-    # lockdep, kmemleak, fault injection) in make fuzz.
-    'upstream-7.3': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream-7.3',
-                     'obj': 'upstream-7.3/obj/qemu', 'headers': False, 'known_only': True,
-                     'check': True, 'compare': ('upstream', 'subset')},
-    'upstream-7.3-debug': {'base': '7.3', 'tree': 'upstream', 'side': 'upstream-7.3',
-                           'frags': ['qemu.config', 'debug.config'],
-                           'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
-                           'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400,
-                           'cpu': 'max,la57=off'},
-    # Linux 7.3 with the whole series: the AUX area rewrite lives on
-    # mainline only (6.12 drops it), so this is ours on 7.3, built from
-    # its own work tree (BASES' otree) and compared with upstream-7.3 as
-    # qemu is with upstream: every result and file, less the rewrite's
-    # own (patches/rewrite).  Not in make check yet: VARIANTS="ours-7.3
-    # upstream-7.3" boots both.
-    'ours-7.3': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
-                 'obj': 'ours-7.3/obj/qemu', 'headers': False, 'known_only': True,
-                 'compare': ('upstream-7.3', 'all')},
-    # Its debug form (KASAN, lockdep, kmemleak, fault injection), as
-    # upstream-7.3-debug is upstream-7.3's; not in make check or make
-    # fuzz yet: VARIANTS="ours-7.3-debug" boots it.
-    'ours-7.3-debug': {'base': '7.3', 'side': 'ours-7.3', 'rewrite_frags': True,
-                       'frags': ['qemu.config', 'debug.config'],
-                       'obj': 'ours-7.3/obj/debug', 'headers': False, 'known_only': True,
-                       'smp8_mem': '2G', 'timeout': 2400, 'cpu': 'max,la57=off'},
-    # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
-    # like stock (scripts/stock.sh stock-7.3) and compared with
-    # upstream-7.3; not in make check yet (VARIANTS="stock-7.3
-    # upstream-7.3" boots it).
-    'stock-7.3': {'base': '7.3', 'tree': None, 'side': 'stock-7.3', 'foreign': True,
-                  'compare': ('upstream-7.3', 'subset'), 'mode': 'stock',
-                  'kernel': 'stock-7.3/vmlinuz', 'initrd': 'stock-7.3/modules.cpio.gz',
-                  'test_modules': False, 'tcg_threads': 'single',
-                  'retry_before_init': True},
+    # -- on 6.12, for what 6.12 users need --
+    # 6.12 takes every commit before rewrite: (the rewrite is for
+    # mainline only): its upstream kernel is the stable fixes' test bed
+    # (their reproducers) and the reference of Debian 12's kernel.
+    'upstream-6.12': {'base': '6.12', 'tree': 'upstream', 'side': 'upstream-6.12',
+                      'obj': 'upstream/obj/qemu', 'headers': False, 'check': True},
+    'base-6.12': {'base': '6.12', 'known_only': True, 'fresh': True},
+    # Debian 12's own 6.12 (BASES['6.12']['stock']) with ptsim.ko built
+    # against its headers, the way the README tells users to load it.
+    'stock-6.12': {'base': '6.12', 'tree': None, 'side': 'stock-6.12', 'check': True,
+                   'foreign': True, 'compare': ('upstream-6.12', 'subset'), 'mode': 'stock',
+                   'kernel': 'stock-6.12/vmlinuz', 'initrd': 'stock-6.12/modules.cpio.gz',
+                   'test_modules': False, 'tcg_threads': 'single',
+                   'retry_before_init': True},
 }
 
 

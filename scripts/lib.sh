@@ -12,7 +12,7 @@ CACHE=$(realpath -m "${AUXLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/auxlab}")
 # (the DEFAULT_BASE), BASE_PKG,
 # BASE_VERSION, BASE_SHA256, BASE_SUITE, BASE_TREE, ... and, if make check
 # boots Debian's stock kernel of it, STOCK_*.
-# use_base [NAME]: set them (and TREE, UTREE, OTREE) for base NAME (default:
+# use_base [NAME]: set them (and REPO, TREE, UTREE) for base NAME (default:
 # BASE, else the table's DEFAULT_BASE); variant_env calls it for a
 # variant on another base (its row's "base").
 use_base() {
@@ -20,21 +20,23 @@ use_base() {
 	s=$(BASE=${1:-${BASE:-}} python3 "$TOP/scripts/kernels.py" base-sh) ||
 		{ echo "scripts/kernels.py base-sh failed" >&2; exit 1; }
 	eval "$s"
-	TREE=$BUILD/$BASE_TREE
+	REPO=$BUILD/$BASE_TREE
+	TREE=$BUILD/$BASE_OTREE
 	UTREE=$BUILD/$BASE_UTREE
-	OTREE=$BUILD/$BASE_OTREE
 }
 use_base
-# The "upstream" kernel's tree: a second work tree of $TREE's repository
-# (git worktree), at branch "upstream".  Its objects are built in
-# $BUILD/upstream/obj/qemu: the same position relative to its source as
-# $BUILD/obj/qemu has to $TREE (../../linux), so that ccache, which
-# rewrites paths under CCACHE_BASEDIR relative to the compiler's working
-# directory, sees the same command lines and hits on the objects the ours
-# tree has cached.  $BUILD/obj/upstream is a symlink to it, so every
-# variant's objects are $BUILD/obj/<variant>.  The "ours" tree is $TREE
-# itself, or on a base whose row names an otree (7.3) a third work tree,
-# $OTREE (build/ours-7.3/linux), placed like $UTREE for the same reason.
+# $REPO is the base's git repository (build/linux-7.3, build/linux: the
+# pristine base, tag "base").  $TREE is the "ours" kernel's tree, at
+# branch "auxlab": $REPO itself, or on a base whose row names an otree
+# (7.3) a work tree of it (build/ours-7.3/linux).  $UTREE is the
+# "upstream" kernel's, a work tree of $REPO at branch "upstream"
+# (build/upstream-7.3/linux).  Each variant's objects are beside its
+# tree (build/ours-7.3/obj/qemu, build/upstream-7.3/obj/qemu): the same
+# position relative to their sources (../../linux), so that ccache,
+# which rewrites paths under CCACHE_BASEDIR relative to the compiler's
+# working directory, sees the same command lines and hits on every
+# object the two share.  $BUILD/obj/<variant> is a symlink to them, so
+# every variant's objects are found there.
 JOBS=${JOBS:-$(nproc)}
 # The QEMU that boots the kernels: scripts/qemu.sh's (bookworm-backports'
 # QEMU 10, extracted under $BUILD/qemu) if it is there, else the machine's.
@@ -43,7 +45,7 @@ if [ -z "${QEMU_BIN:-}" ] && [ -x "$BUILD/qemu/root/usr/bin/qemu-system-x86_64" 
 fi
 QEMU_BIN=${QEMU_BIN:-qemu-system-x86_64}
 export QEMU_BIN QEMU_DATADIR
-export TOP BUILD OUT CACHE TREE UTREE OTREE JOBS
+export TOP BUILD OUT CACHE REPO TREE UTREE JOBS
 
 # Reproducible build identity: the same sources give the same objects, so
 # ccache hits across clones and re-assemblies.
@@ -159,7 +161,7 @@ variant_env() {
 	[ "$K_BASE" = "$BASE_NAME" ] || use_base "$K_BASE"
 	# shellcheck disable=SC2034	# for the caller
 	case $K_TREE in
-	ours) K_SRC=$OTREE ;;
+	ours) K_SRC=$TREE ;;
 	upstream) K_SRC=$UTREE ;;
 	*) K_SRC= ;;
 	esac

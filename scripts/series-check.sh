@@ -58,7 +58,7 @@ else
 	what=series-check SC=$BUILD/series-check SRC=$OUT/series REF=series KVARIANT=qemu
 fi
 # Where build-kernel.sh, run with BUILD=$SC, finds the base's tree.
-FRESH=$SC/$BASE_TREE
+FRESH=$SC/${TREE#"$BUILD"/}
 O=$SC/obj/$KVARIANT
 LOGS=$SC/logs
 # The commits git am makes here are never sent: a fixed committer, so

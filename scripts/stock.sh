@@ -146,22 +146,22 @@ done < <(find "$KB" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF'
 if [ ${#stale[@]} -gt 0 ]; then
 	info "stock[$variant]: kbuild programs that need a newer glibc than this machine's $glibc: ${stale[*]}"
 	H=$S/hostprogs
-	[ -e "$TREE/.git" ] || BASE=$BASE_NAME "$TOP/scripts/fetch-base.sh"
-	src=$(git -C "$TREE" rev-parse 'base^{tree}')
+	[ -e "$REPO/.git" ] || BASE=$BASE_NAME "$TOP/scripts/fetch-base.sh"
+	src=$(git -C "$REPO" rev-parse 'base^{tree}')
 	[ "$BASE_VERSION" = "$version" ] ||
 		warn "stock[$variant]: the kbuild programs come from $BASE_PKG $BASE_VERSION, the kernel is $version"
 	# The programs' sources must be the pristine base's (the stock
-	# kernel's own), whatever of the series is checked out in $TREE.
-	git -C "$TREE" diff --quiet base -- scripts tools/objtool tools/bpf tools/lib tools/include \
+	# kernel's own), whatever of the series is checked out in $REPO.
+	git -C "$REPO" diff --quiet base -- scripts tools/objtool tools/bpf tools/lib tools/include \
 		tools/build tools/scripts tools/arch Makefile arch/x86/Makefile arch/x86/tools ||
-		die "$TREE differs from its base in the kbuild programs' sources; cannot build them for $rel"
+		die "$REPO differs from its base in the kbuild programs' sources; cannot build them for $rel"
 	if [ "$(cat "$S/hostprogs.done" 2>/dev/null)" != "$src $rel" ]; then
 		stage "stock[$variant]: the kbuild programs from $BASE_PKG $BASE_VERSION's source (make modules_prepare, log: $S/hostprogs.log)"
 		rm -rf "$H" "$S/hostprogs.done"
 		mkdir -p "$H"
 		cp "$KDIR/.config" "$H/.config"
-		{ make -C "$TREE" O="$H" ARCH=x86_64 olddefconfig &&
-			make -C "$TREE" O="$H" ARCH=x86_64 -j"$JOBS" modules_prepare; } >"$S/hostprogs.log" 2>&1 ||
+		{ make -C "$REPO" O="$H" ARCH=x86_64 olddefconfig &&
+			make -C "$REPO" O="$H" ARCH=x86_64 -j"$JOBS" modules_prepare; } >"$S/hostprogs.log" 2>&1 ||
 			die "the kbuild programs of $rel did not build (log: $S/hostprogs.log)"
 		echo "$src $rel" >"$S/hostprogs.done"
 	fi

@@ -6,7 +6,8 @@ A suite is one row: its command, the boot modes whose lists run it (each
 mode may add arguments, or change the timeout), the path it needs, the
 least number of results each kernel must report, the skips allowed and,
 for the kernels compared with another on a subset (Debian's stock
-kernel, upstream-7.3), the differences that are explained.  Everything else reads this table:
+kernels, 7.3's upstream against 6.12's), the differences that are
+explained.  Everything else reads this table:
 
   suites.py lists DIR        the guest's lists, DIR/<mode>.list
                              (scripts/initramfs.sh; /init runs one)
@@ -59,9 +60,10 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # The stock kernels (stock: Debian 12's 6.12; stock-7.3: Debian 13's
 # 7.3), as a run-label list for their skips and minimums.
 STOCK = ','.join(kernels.of_mode('stock'))
-# 7.3's upstream tree as booted (upstream-7.3 and its debug form), for
-# the skips that follow from 7.3's behaviour.
-UPSTREAM73 = ','.join(n for n in kernels.VARIANTS if kernels.variant(n)['side'] == 'upstream-7.3')
+# The kernels built here on 7.3 (ours and upstream, each with its debug
+# form), for the skips that follow from 7.3's behaviour.
+ON73 = ','.join(n for n in kernels.VARIANTS if kernels.on_base(n, '7.3')
+                and kernels.variant(n)['tree'] and not kernels.variant(n)['fresh'])
 MANIFEST_KERNELS = {'check': '*', 'stock': STOCK, 'smp8': '*@smp8',
                     'kselftest': '*@kselftest'}
 # Lists that start with another's lines, and lists with a header line.
@@ -172,7 +174,7 @@ SUITES = [
     S('kunit/ptsim_pkt', min={'*': 1}),
     # the rewrite's own suite: ours only (not compared with upstream, so
     # only this line notices if it stops running)
-    S('kunit/perf_aux', min={'qemu,debug,ours-7.3,ours-7.3-debug': 17}),
+    S('kunit/perf_aux', min={'qemu,debug': 17}),
     # The reproducer of the series' mm/kmemleak fix (its warning under
     # object->lock, lockdep at a CPU offline), first: later, vmalloc serves a
     # module's areas from its per-node pools, kmemleak adds no scan area
@@ -181,7 +183,7 @@ SUITES = [
     S('kmemleak/scan_area', 'kmemleak-scan-area', 120, {'check': {}},
       min=plan('scripts/guest/kmemleak-scan-area'), skips=[
         ('qemu', '*', "the kmemleak fix's reproducer needs kmemleak, failslab and lockdep: the debug kernel's"),
-        ('upstream,upstream-7.3,ours-7.3', '*', 'the same')]),
+        ('upstream,upstream-6.12', '*', 'the same')]),
     # -- the kselftest programs (tools/testing/selftests/perf_events);
     # the check list runs every one the guest has, in name order --
     P('ptsim_test', harness=True, modes={
@@ -200,12 +202,12 @@ SUITES = [
       # come from ptsim_mark's PMI) skip in their setup without it.
       skips=[(STOCK, 'mark.*', 'the same: the pause and resume come from ptsim_mark\'s PMI'),
              (STOCK, 'mark_form.*', 'the same'),
-             (UPSTREAM73, 'form.shared.*', SHARED_REFUSED),
-             (UPSTREAM73, 'mark_form.shared.*', 'the same')],
+             (ON73, 'form.shared.*', SHARED_REFUSED),
+             (ON73, 'mark_form.shared.*', 'the same')],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same'),
-               ('upstream-7.3', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
-               ('upstream-7.3', 'mark_form.shared.*', 'skip', 'ok', 'the same')]),
+               ('upstream', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
+               ('upstream', 'mark_form.shared.*', 'skip', 'ok', 'the same')]),
     P('ptsim_aux_abi_test', harness=True, modes={
         'check': {}, 'stock': {},
         # aux_sample.nmi.samples and the two aux_mlock.*.limit.
@@ -215,8 +217,8 @@ SUITES = [
              (STOCK, 'mark_pmi.aux_output_errnos_mark', NO_PMI),
              (STOCK, 'unpriv.*.mark_samples_user_ips*', NO_PMI),
              (STOCK, 'ptsim.aux_record_format_only_is_silent', NO_FLUSH),
-             (UPSTREAM73, 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
-      differs=[('upstream-7.3', 'aux_sample.shared_nmi.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
+             (ON73, 'aux_sample.shared_nmi.*', SHARED_REFUSED)],
+      differs=[('upstream', 'aux_sample.shared_nmi.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
                ('aux_sample*', 'skip', 'ok',
                 'AUX sampling: a module has no pmu::snapshot_aux (perf_output_copy_aux() is not exported)'),
                ('mark_pmi.aux_output_errnos_mark', 'skip', 'ok',
@@ -240,7 +242,7 @@ SUITES = [
     P('mmap_accounting', harness=True),
     P('ptsim_contig_test', harness=True),
     P('ptsim_cve_test', harness=True, skips=[
-        ('qemu,upstream,upstream-7.3,ours-7.3', 'fault_injection.*', NO_FAULTS)]),
+        ('qemu,upstream,upstream-6.12', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
@@ -252,14 +254,14 @@ SUITES = [
         # make fuzz (scripts/fuzz.sh): the options /init takes from the
         # kernel command line (auxlab.seed=, .ops=, .threads=, .phases=)
         'fuzz': {'args': f'$AUXLAB_FUZZ_ARGS {FUZZ_TRACE}', 'timeout': 86400}},
-      skips=[('qemu,upstream,upstream-7.3,ours-7.3', 'faults:?no?fault?injection*',
+      skips=[('qemu,upstream,upstream-6.12', 'faults:?no?fault?injection*',
               'phase "faults" (ksft: "ok 6 # SKIP faults: ...")'),
-             ('qemu,upstream,upstream-7.3,ours-7.3', 'nth:?no?fault?injection*', 'phase "nth"')]),
+             ('qemu,upstream,upstream-6.12', 'nth:?no?fault?injection*', 'phase "nth"')]),
     # Upstream's, with the series' fix "selftests/perf_events: Skip
     # remove_on_exec without an instructions event": its fixture skips
     # where no PMU counts instructions.
     P('remove_on_exec', harness=True, skips=[
-        (f'qemu,debug,upstream,{UPSTREAM73}', 'remove_on_exec.*',
+        (f'{ON73},upstream-6.12', 'remove_on_exec.*',
          'counts hardware instructions; TCG emulates no PMU')]),
     # Upstream's; its harness's per-case alarm tripled (90 s) at build
     # time (scripts/guest/alarm-x3.c): five cases at most that long.  On
@@ -284,8 +286,9 @@ SUITES = [
     S('aux-bench/smoke', 'aux-bench --smoke', 300, {'check': {}}, min=13),
     # What an AUX area pins, with a PMU in a module (tests/modules).
     S('modules/aux_testmod', './modules/aux_testmod_test', 120, {'check': {}}, min=10, skips=[
-        ('upstream', '*', '6.12 WARNs on munmap() of an AUX area with a transaction open'),
-        (UPSTREAM73, '*', 'the same on 7.3 (perf_mmap_close() checks aux_refcount)')]),
+        ('upstream-debug,upstream', '*', '7.3 WARNs on munmap() of an AUX area with a transaction open '
+         '(perf_mmap_close() checks aux_refcount)'),
+        ('upstream-6.12', '*', 'the same on 6.12')]),
     # ptsim claims only as many NMIs as it sent: foreign NMIs sent to CPU 1
     # while ptsim raises its PMIs there (the check boots have
     # unknown_nmi_panic).

@@ -232,14 +232,14 @@ class Materialize(unittest.TestCase):
                 self.assertEqual(f.read(), '002\ta\n')
 
 
-# GOOD with blocks for base 7.3: the fix ported, the feature without
+# GOOD with blocks for base 6.12: the fix ported, the feature without
 # edits there, the rewrite dropped.
 BASES = GOOD.replace(
     '# a comment after the diff is not part of it\n',
-    '# a comment after the diff is not part of it\n# 7.3: why it is ported\nbase 7.3:\n' + DIFF2 +
+    '# a comment after the diff is not part of it\n# 6.12: why it is ported\nbase 6.12:\n' + DIFF2 +
     '# a comment after the base diff\n').replace(
-    'Body of the feature.\n', 'Body of the feature.\n\nbase 7.3: none\n').replace(
-    'Body of the rewrite.\n' + DIFF, 'Body of the rewrite.\n' + DIFF + '\nbase 7.3: drop fixed by 0123456789ab\n')
+    'Body of the feature.\n', 'Body of the feature.\n\nbase 6.12: none\n').replace(
+    'Body of the rewrite.\n' + DIFF, 'Body of the rewrite.\n' + DIFF + '\nbase 6.12: drop fixed by 0123456789ab\n')
 
 
 class Bases(unittest.TestCase):
@@ -247,25 +247,25 @@ class Bases(unittest.TestCase):
         s = parse(BASES)
         fix, feat, rw = s.commits
         self.assertEqual(fix.diff, DIFF)
-        self.assertEqual(fix.bases['7.3'].kind, 'diff')
-        self.assertEqual(fix.bases['7.3'].diff, DIFF2)
+        self.assertEqual(fix.bases['6.12'].kind, 'diff')
+        self.assertEqual(fix.bases['6.12'].diff, DIFF2)
         self.assertEqual(fix.body, parse(GOOD).commits[0].body)
-        self.assertEqual(feat.bases['7.3'].kind, 'none')
+        self.assertEqual(feat.bases['6.12'].kind, 'none')
         self.assertEqual(feat.body, 'Body of the feature.')
         self.assertEqual(rw.diff, DIFF)
-        self.assertEqual(rw.bases['7.3'].reason, 'fixed by 0123456789ab')
-        self.assertEqual([c.on('7.3') for c in s.commits], [DIFF2, '', None])
+        self.assertEqual(rw.bases['6.12'].reason, 'fixed by 0123456789ab')
+        self.assertEqual([c.on('6.12') for c in s.commits], [DIFF2, '', None])
         self.assertEqual([c.on(None) for c in s.commits], [DIFF, '', DIFF])
         self.assertEqual([c.on('6.13') for c in s.commits], [DIFF, '', DIFF])
 
     def test_errors(self):
         head = 'cover: c\n\nbody\n\ncommit: a\n\nbody\n'
-        self.assertError(head + 'base 7.3: drop\n', r'test.txt:8: "base 7.3: drop" needs a reason')
-        self.assertError(head + 'base 7.3: maybe\n', r'test.txt:8: expected "base 7.3:"')
-        self.assertError(head + 'base 7.3:\n', r'test.txt:8: "base 7.3:" has no diff')
-        self.assertError(head + 'base 7.3: none\n' + DIFF, r'a diff after "base 7.3: none"')
-        self.assertError(head + 'base 7.3: none\nstray\n', r'expected a diff, a comment')
-        self.assertError(head + 'base 7.3: none\nbase 7.3: none\n', r'a second "base 7.3:" block')
+        self.assertError(head + 'base 6.12: drop\n', r'test.txt:8: "base 6.12: drop" needs a reason')
+        self.assertError(head + 'base 6.12: maybe\n', r'test.txt:8: expected "base 6.12:"')
+        self.assertError(head + 'base 6.12:\n', r'test.txt:8: "base 6.12:" has no diff')
+        self.assertError(head + 'base 6.12: none\n' + DIFF, r'a diff after "base 6.12: none"')
+        self.assertError(head + 'base 6.12: none\nstray\n', r'expected a diff, a comment')
+        self.assertError(head + 'base 6.12: none\nbase 6.12: none\n', r'a second "base 6.12:" block')
 
     def assertError(self, text, regex):
         with self.assertRaisesRegex(series.SeriesError, regex):
@@ -274,33 +274,33 @@ class Bases(unittest.TestCase):
     def test_check_bases(self):
         series.check_bases(parse(BASES))
         with self.assertRaisesRegex(series.SeriesError, 'no base 9.9 in scripts/kernels.py'):
-            series.check_bases(parse(BASES.replace('7.3: none', '9.9: none')))
+            series.check_bases(parse(BASES.replace('6.12: none', '9.9: none')))
         default = series.default_base()
         with self.assertRaisesRegex(series.SeriesError, 'is the default base'):
-            series.check_bases(parse(BASES.replace('7.3: none', default + ': none')))
+            series.check_bases(parse(BASES.replace('6.12: none', default + ': none')))
 
     def test_only_on_other_bases(self):
         # A commit that exists only on other bases: dropped on the default
         # base, with no default diff; its other bases' blocks as usual.
         default = series.default_base()
         text = ('cover: c\n\nbody\n\ncommit: a\nfiles: kernel/a.c\n\nbody\n\n'
-                f'base {default}: drop no such bug there\n\nbase 7.3:\n' + DIFF +
+                f'base {default}: drop no such bug there\n\nbase 6.12:\n' + DIFF +
                 '\ncommit: b\n\nbody\n' + DIFF)
         s = parse(text)
         series.check_bases(s)
         a, b = s.commits
         self.assertEqual(a.bases[default].reason, 'no such bug there')
-        self.assertEqual([a.on(x) for x in (None, default, '7.3')], [None, None, DIFF])
-        self.assertEqual([b.on(x) for x in (None, '7.3')], [DIFF, DIFF])
+        self.assertEqual([a.on(x) for x in (None, default, '6.12')], [None, None, DIFF])
+        self.assertEqual([b.on(x) for x in (None, '6.12')], [DIFF, DIFF])
         with tempfile.TemporaryDirectory() as d:
             for base, want in ((None, '002\tb\n'), (default, '002\tb\n'),
-                               ('7.3', '001\ta\n002\tb\n')):
+                               ('6.12', '001\ta\n002\tb\n')):
                 out = os.path.join(d, str(base))
                 series.materialize(s, series.claim(s, ['kernel/a.c']), out, on_base=base)
                 with open(os.path.join(out, 'commits')) as f:
                     self.assertEqual(f.read(), want)
         # set-base makes and removes such a block.
-        plain = 'cover: c\n\nbody\n\ncommit: a\n\nbody\n\nbase 7.3:\n' + DIFF
+        plain = 'cover: c\n\nbody\n\ncommit: a\n\nbody\n\nbase 6.12:\n' + DIFF
         text = series.set_base(plain, 1, default, 'drop', reason='moot')
         self.assertIsNone(parse(text).commits[0].on(None))
         self.assertEqual(series.set_base(text, 1, default, 'default'), plain)
@@ -313,34 +313,34 @@ class Bases(unittest.TestCase):
     def test_set_base(self):
         # Replace, add and remove blocks; the default diffs and the
         # messages stay as they are.
-        text = series.set_base(BASES, 1, '7.3', 'diff', DIFF)
-        self.assertEqual(parse(text).commits[0].on('7.3'), DIFF)
+        text = series.set_base(BASES, 1, '6.12', 'diff', DIFF)
+        self.assertEqual(parse(text).commits[0].on('6.12'), DIFF)
         self.assertIn('# a comment after the base diff', text)
-        self.assertEqual(series.set_base(text, 1, '7.3', 'diff', DIFF2), BASES)
-        text = series.set_base(BASES, 2, '7.3', 'drop', reason='moot')
-        self.assertIsNone(parse(text).commits[1].on('7.3'))
-        self.assertEqual(series.set_base(text, 2, '7.3', 'none'), BASES)
-        text = series.set_base(GOOD, 2, '7.3', 'diff', DIFF2)
-        self.assertEqual(parse(text).commits[1].on('7.3'), DIFF2)
+        self.assertEqual(series.set_base(text, 1, '6.12', 'diff', DIFF2), BASES)
+        text = series.set_base(BASES, 2, '6.12', 'drop', reason='moot')
+        self.assertIsNone(parse(text).commits[1].on('6.12'))
+        self.assertEqual(series.set_base(text, 2, '6.12', 'none'), BASES)
+        text = series.set_base(GOOD, 2, '6.12', 'diff', DIFF2)
+        self.assertEqual(parse(text).commits[1].on('6.12'), DIFF2)
         self.assertEqual(parse(text).commits[1].body, 'Body of the feature.')
-        self.assertEqual(series.set_base(text, 2, '7.3', 'default'), GOOD)
-        self.assertEqual(parse(series.set_base(GOOD, 1, '7.3', 'diff', '')).commits[0].bases['7.3'].kind,
+        self.assertEqual(series.set_base(text, 2, '6.12', 'default'), GOOD)
+        self.assertEqual(parse(series.set_base(GOOD, 1, '6.12', 'diff', '')).commits[0].bases['6.12'].kind,
                          'none')
         with self.assertRaisesRegex(series.SeriesError, 'drop needs a reason'):
-            series.set_base(GOOD, 1, '7.3', 'drop')
+            series.set_base(GOOD, 1, '6.12', 'drop')
         # The default diff of a commit with a block is still set-diff's.
         text = series.set_diff(BASES, 1, DIFF2)
-        self.assertEqual([parse(text).commits[0].on(b) for b in (None, '7.3')], [DIFF2, DIFF2])
+        self.assertEqual([parse(text).commits[0].on(b) for b in (None, '6.12')], [DIFF2, DIFF2])
 
     def test_materialize(self):
         with tempfile.TemporaryDirectory() as d:
             s, owned = load_in(d, BASES)
-            for base, want in ((None, DIFF), (series.default_base(), DIFF), ('7.3', DIFF2)):
+            for base, want in ((None, DIFF), (series.default_base(), DIFF), ('6.12', DIFF2)):
                 out = os.path.join(d, str(base))
                 series.materialize(s, owned, out, on_base=base)
                 with open(os.path.join(out, '001.diff')) as f:
                     self.assertEqual(f.read(), want)
-            out = os.path.join(d, '7.3')
+            out = os.path.join(d, '6.12')
             with open(os.path.join(out, 'commits')) as f:
                 self.assertEqual(f.read(), '001\tfix one\n002\tfeature\n')
             self.assertFalse(os.path.exists(os.path.join(out, '002.diff')))
@@ -348,39 +348,39 @@ class Bases(unittest.TestCase):
                 self.assertEqual(f.read(), 'kernel/a.c\ntools/t/x.c\n')
 
 
-# BASES with a cover of the fixes for 7.3 of its own, and a second fix
-# dropped on 7.3.
-FIXES73 = BASES.replace('commit: fix one\n', 'fixes-cover 7.3: the fixes on 7.3\n\nOn 7.3.\n\n'
+# BASES with a cover of the fixes for 6.12 of its own, and a second fix
+# dropped on 6.12.
+FIXES73 = BASES.replace('commit: fix one\n', 'fixes-cover 6.12: the fixes on 6.12\n\nOn 6.12.\n\n'
                         'commit: fix one\n').replace(
-    'commit: feature\n', 'commit: fix two\nfix: Only 6.12.\n\nBody.\n' + DIFF +
-    '\nbase 7.3: drop fixed upstream by 0123456789ab\n\ncommit: feature\n')
+    'commit: feature\n', 'commit: fix two\nfix: Only 7.3.\n\nBody.\n' + DIFF +
+    '\nbase 6.12: drop fixed upstream by 0123456789ab\n\ncommit: feature\n')
 
 
 class FixesOnBase(unittest.TestCase):
-    """make fixes BASE=7.3: the fixes of a base and their cover letter."""
+    """make fixes BASE=6.12: the fixes of a base and their cover letter."""
 
     def test_cover(self):
         s = parse(FIXES73)
         self.assertEqual(series.fixes_cover_on(s), ('the fixes', 'Fixes body.'))
-        self.assertEqual(series.fixes_cover_on(s, '7.3'), ('the fixes on 7.3', 'On 7.3.'))
+        self.assertEqual(series.fixes_cover_on(s, '6.12'), ('the fixes on 6.12', 'On 6.12.'))
         self.assertEqual(series.fixes_cover_on(s, '9.9'), ('the fixes', 'Fixes body.'))
-        self.assertEqual(series.fixes_cover_on(parse(BASES), '7.3'), ('the fixes', 'Fixes body.'))
+        self.assertEqual(series.fixes_cover_on(parse(BASES), '6.12'), ('the fixes', 'Fixes body.'))
         series.check_bases(s)
         with self.assertRaisesRegex(series.SeriesError, '"fixes-cover 9.9:" names no other base'):
-            series.check_bases(parse(FIXES73.replace('fixes-cover 7.3:', 'fixes-cover 9.9:')))
-        with self.assertRaisesRegex(series.SeriesError, 'a second fixes-cover 7.3: stanza'):
-            parse(FIXES73.replace('commit: fix one\n', 'fixes-cover 7.3: again\n\nx\n\ncommit: fix one\n'))
+            series.check_bases(parse(FIXES73.replace('fixes-cover 6.12:', 'fixes-cover 9.9:')))
+        with self.assertRaisesRegex(series.SeriesError, 'a second fixes-cover 6.12: stanza'):
+            parse(FIXES73.replace('commit: fix one\n', 'fixes-cover 6.12: again\n\nx\n\ncommit: fix one\n'))
 
     def test_fixes_on(self):
         s = parse(FIXES73)
         self.assertEqual([c.subject for c in series.fixes_on(s)], ['fix one', 'fix two'])
-        self.assertEqual([c.subject for c in series.fixes_on(s, '7.3')], ['fix one'])
+        self.assertEqual([c.subject for c in series.fixes_on(s, '6.12')], ['fix one'])
 
     def test_materialize(self):
         with tempfile.TemporaryDirectory() as d:
             s, owned = load_in(d, FIXES73)
             for base, subject, fixes in ((None, 'the fixes', ['001', '002']),
-                                         ('7.3', 'the fixes on 7.3', ['001'])):
+                                         ('6.12', 'the fixes on 6.12', ['001'])):
                 out = os.path.join(d, str(base))
                 series.materialize(s, owned, out, on_base=base)
                 with open(os.path.join(out, 'fixes-cover.subject')) as f:
