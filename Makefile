@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# auxlab: the perf AUX area for Linux 6.12, built, booted and tested.
+# auxlab: the perf AUX area for mainline Linux (7.3), built, booted and
+# tested; for 6.12, the stable fixes and ptsim as a module.
 #
 #   make run      the demo: assemble, build, boot the patched kernel in
 #                 QEMU, trace a small workload with ptsim through the AUX
 #                 area, decode the trace on the host; last line "aux-run: ..."
-#   make check    every test on the kernels of VARIANTS (ours: qemu;
-#                 upstream: the base with all of ours but the AUX
-#                 rewrite; stock: Debian's own 6.12 with ptsim.ko built
-#                 against its headers; upstream-7.3: mainline 7.3 with
-#                 the same commits), ours, stock and upstream-7.3
-#                 compared with upstream, the gates (arm64
+#   make check    every test on the kernels of VARIANTS (on 7.3: qemu,
+#                 ours, and upstream, the base with all of ours but the
+#                 AUX rewrite; on 6.12: upstream-6.12, 6.12 with the
+#                 same commits, and stock-6.12, Debian 12's own 6.12
+#                 with ptsim.ko built against its headers), ours
+#                 compared with upstream, upstream and stock-6.12 with
+#                 upstream-6.12, the gates (arm64
 #                 cross-build, style, series, docs) and the harness
 #                 self-test; last line "N passed, N failed[, N skipped]"
 #   make docs     our documentation pages, built with Sphinx into
@@ -21,18 +23,20 @@
 #   make profile  where a benchmark load's time goes, ours and upstream:
 #                 LOAD=txn|mmap SECS=<guest seconds>, out/profile/
 #   make fuzz     make check's list on the debug kernels (KASAN, lockdep,
-#                 kmemleak, fault injection: ours and upstream-7.3-debug,
-#                 FUZZ_CHECK), then the AUX area fuzzer and perf_fuzzer,
-#                 longer than in make check, on the debug kernel:
+#                 kmemleak, fault injection: debug, ours, and
+#                 upstream-debug, upstream's; FUZZ_CHECK), then the AUX
+#                 area fuzzer and perf_fuzzer, longer than in make
+#                 check, on the debug kernel:
 #                 OPS=<per phase> SEED=<n>
 #                 [THREADS=<n>] [PHASES=a,b] [PF_OPS=<n>] [PF_PCT=<n>]
-#                 [FUZZ_KERNEL=qemu|kcsan|upstream|upstream-7.3-debug];
+#                 [FUZZ_KERNEL=qemu|kcsan|upstream|upstream-debug];
 #                 last lines "perf_fuzzer:
 #                 kernel=... ops=N ptsim_opens=N aux_maps=N ..." and
 #                 "fuzz: kernel=... ops=N injections=N leaks=N ..."
 #   make coverage line and branch coverage of the AUX code by make check's
-#                 suites: gcov kernels (ours: aux.c, flush.c, ptsim;
-#                 upstream: ring_buffer.c, core.c and its AUX functions),
+#                 suites: gcov kernels on 7.3 (ours, cov: aux.c, flush.c,
+#                 ptsim; upstream, cov-upstream: ring_buffer.c, core.c
+#                 and its AUX functions),
 #                 "coverage: <kernel> <file> lines=NN% branches=NN% ..."
 #                 lines, unexecuted lines and lcov HTML in out/coverage/;
 #                 fails below 95% of aux.c's or flush.c's lines or on an
@@ -40,15 +44,16 @@
 #                 [COVERAGE_KERNELS="ours upstream"]
 #
 # Intermediate targets: deps base tree kernel kernel-<variant> (each
-# variant of scripts/kernels.py: debug kcsan upstream stock cov
-# cov-upstream upstream-7.3 stock-7.3 ...; one on another base than the default
-# assembles that base's trees first: tree-7.3) guest arm64 harness-test
-# clean distclean.  Variables:
+# variant of scripts/kernels.py: debug kcsan upstream upstream-debug cov
+# cov-upstream stock upstream-6.12 stock-6.12 ...; one on another base
+# than the default assembles that base's trees first: tree-6.12) guest
+# arm64 harness-test clean distclean.  Variables:
 # JOBS, ACCEL (auto|tcg|kvm), ICOUNT (shift for -icount), TIMEOUT (guest
 # seconds), VARIANTS (kernels make check builds and boots, default those
 # scripts/kernels.py marks "check"), ARM64=0 (skip the arm64 gate),
-# HARNESS_SELFTEST=0, BASE (make base BASE=7.3: fetch and extract
-# another base of scripts/kernels.py into its own tree, build/linux-7.3).
+# HARNESS_SELFTEST=0, BASE (default 7.3, build/linux-7.3; make base
+# BASE=6.12: fetch and extract another base of scripts/kernels.py into
+# its own tree, build/linux).
 #
 # The series for review (run by hand, not part of make check):
 #   make series         the work as logical commits (patches/series.txt),
@@ -60,10 +65,12 @@
 #   make fixes          the fixes to upstream code (the series' fix: commits)
 #                       as their own series into out/fixes/, then
 #                       checkpatch, git am on a fresh base and a kernel build
-#   make fixes BASE=7.3 the same on pristine 7.3 (the fixes' "base 7.3:"
-#                       blocks, the dropped ones left out) into
-#                       out/fixes-7.3/, each mail's To: and Cc: from 7.3's
-#                       get_maintainer.pl; checkpatch of 7.3
+#   make fixes BASE=6.12
+#                       the same on pristine 6.12, the stable backports
+#                       (the fixes' "base 6.12:" blocks, the dropped ones
+#                       left out) into out/fixes-6.12/, each mail's To:
+#                       and Cc: from 6.12's get_maintainer.pl; checkpatch
+#                       of 6.12
 
 S := scripts
 export AUXLAB_T0 := $(shell date +%s)
@@ -76,7 +83,7 @@ VARIANTS ?= $(shell python3 $(S)/kernels.py list check)
 export VARIANTS
 
 # The kernels built on the default base, and the other bases with theirs
-# (kernel-upstream-7.3: tree-7.3, the base fetched and assembled).
+# (kernel-upstream-6.12: tree-6.12, the base fetched and assembled).
 BUILT := $(shell BASE= python3 $(S)/kernels.py list built)
 OTHER_BASES := $(shell BASE= python3 $(S)/kernels.py list other-bases)
 BENCH_KERNELS := $(shell python3 $(S)/kernels.py list bench)
@@ -118,9 +125,10 @@ $$(addprefix kernel-,$$(shell BASE= python3 $(S)/kernels.py list built $(1))): k
 endef
 $(foreach b,$(OTHER_BASES),$(eval $(call on_base,$(b))))
 
-# Debian's stock kernels (kernel-stock: Debian 12's 6.12; kernel-stock-7.3:
-# Debian 13's 7.3, whose kbuild programs are built from the 7.3 base's
-# source), and ptsim.ko built against their headers (scripts/stock.sh).
+# Debian's stock kernels (kernel-stock: Debian 13's 7.3, whose kbuild
+# programs are built from the 7.3 base's source; kernel-stock-6.12:
+# Debian 12's 6.12), and ptsim.ko built against their headers
+# (scripts/stock.sh).
 $(addprefix kernel-,$(STOCK_KERNELS)): kernel-%: deps
 	@$(S)/stock.sh $*
 
@@ -151,10 +159,11 @@ profile: guest $(addprefix kernel-,$(BENCH_KERNELS))
 docs: tree
 	@$(S)/build-docs.sh
 
-# The fuzzer boots FUZZ_KERNEL: debug (default), qemu, upstream or kcsan
-# (configs/kcsan.config: KCSAN, which excludes KASAN; built only here).
-# Before it, make check's list on FUZZ_CHECK (the debug kernels of
-# scripts/kernels.py: ours and 7.3's upstream; empty: none).
+# The fuzzer boots FUZZ_KERNEL: debug (default), qemu, upstream,
+# upstream-debug or kcsan (configs/kcsan.config: KCSAN, which excludes
+# KASAN; built only here).  Before it, make check's list on FUZZ_CHECK
+# (the debug kernels of scripts/kernels.py: debug and upstream-debug;
+# empty: none).
 FUZZ_KERNEL ?= debug
 FUZZ_CHECK ?= $(shell python3 $(S)/kernels.py list fuzz-check)
 export FUZZ_KERNEL FUZZ_CHECK

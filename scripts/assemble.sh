@@ -3,14 +3,15 @@
 # Stage 2: assemble the kernel trees = pristine base + the commits of
 # patches/series.txt (each: its overlay files, its semantic patch, its
 # diff), one commit per stanza with its message, on top of the "base"
-# tag in $REPO (build/linux-7.3):
+# tag in $REPO (build/linux-7.3; on 6.12 build/linux):
 #
 #   ours      every commit: branch "auxlab", checked out in $TREE, a
 #             work tree of $REPO on a base whose row names an otree
 #             (7.3: build/ours-7.3/linux), else $REPO itself
 #   upstream  the commits before the series' "rewrite:" line, i.e. all
 #             but the AUX rewrite: branch "upstream", checked out in
-#             $UTREE (build/upstream-7.3/linux), a git worktree of the same
+#             $UTREE (build/upstream-7.3/linux; on 6.12
+#             build/upstream/linux), a git worktree of the same
 #             repository, so the source of one kernel never changes
 #             under the other's build
 #
@@ -173,7 +174,7 @@ detach() { git -C "$1" symbolic-ref -q HEAD >/dev/null && git -C "$1" checkout -
 
 # The trees the variants on this base need (scripts/kernels.py list
 # trees): both on the default base; on another, only those its variants
-# are built from (7.3: upstream), its commits' "base NAME:" blocks.
+# are built from (6.12: upstream), its commits' "base NAME:" blocks.
 # worktree DIR: make DIR a work tree of $REPO (detached at
 # $tip) unless it is one; one left from an earlier base (build/linux-7.3
 # extracted anew) is not: replace it.

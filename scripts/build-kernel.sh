@@ -3,21 +3,27 @@
 # Stage 3: configure and build one kernel variant out of tree.
 #
 #   build-kernel.sh VARIANT   a row of scripts/kernels.py's VARIANTS: its
-#                             tree (ours: build/linux; upstream: $UTREE,
+#                             tree (ours: $TREE, build/ours-7.3/linux;
+#                             upstream: $UTREE, build/upstream-7.3/linux
+#                             or on 6.12 build/upstream/linux,
 #                             everything of ours but the AUX rewrite), its
 #                             config fragments over tinyconfig (ours also
 #                             merges those patches/rewrite keeps for it),
 #                             the objects it profiles with gcov.  "base"
 #                             (make fixes: a tree without the series) takes
 #                             configs/qemu.config less the options that no
-#                             Kconfig file of the tree defines (ptsim's).
+#                             Kconfig file of the tree defines (ptsim's);
+#                             "base-6.12" the same for make fixes
+#                             BASE=6.12.
 #                             "kcsan" is built by make fuzz only, "cov"
 #                             and "cov-upstream" by make coverage.
 #
-# Objects go to $BUILD/obj/<variant> (for upstream a symlink to
-# $BUILD/upstream/obj/qemu, see UTREE in lib.sh); the compiler runs under
-# ccache.  The .config is regenerated only when a fragment is newer than
-# it, and the script fails if any requested option did not survive
+# Objects go to $BUILD/obj/<variant>, or beside the variant's tree (its
+# row's obj: build/ours-7.3/obj/qemu, build/upstream-7.3/obj/qemu, on
+# 6.12 build/upstream/obj/qemu, see REPO in lib.sh), which
+# $BUILD/obj/<variant> then links to; the compiler runs under ccache.
+# The .config is regenerated only when a fragment is newer than it, and
+# the script fails if any requested option did not survive
 # olddefconfig, so a typo or a broken dependency in a fragment cannot go
 # unnoticed.
 set -euo pipefail
@@ -36,7 +42,7 @@ if [ "$K_REWRITE_FRAGS" = 1 ]; then	# and those patches/rewrite keeps for ours
 	done
 fi
 mkdir -p "$O" "$BUILD/obj"
-# Objects elsewhere (the upstream tree's, see UTREE in lib.sh): linked
+# Objects elsewhere (beside their tree, see REPO in lib.sh): linked
 # from obj/<variant>, as every variant's objects are found.
 [ -z "$K_OBJ" ] || ln -sfn "$(realpath --relative-to="$BUILD/obj" "$O")" "$BUILD/obj/$variant"
 if [ "$K_KNOWN_ONLY" = 1 ]; then

@@ -15,13 +15,17 @@
 # suite "<v>/perf", compared between ours and upstream like the decodes.
 #
 # The kernels (VARIANTS, default those scripts/kernels.py's VARIANTS
-# table marks check) are ours
-# (qemu, and debug: KASAN, lockdep, ...), upstream: the base with
+# table marks check: qemu upstream upstream-6.12 stock-6.12) are ours
+# (qemu, and debug: KASAN, lockdep, ...), upstream: the base (7.3) with
 # everything of ours but the AUX rewrite (patches/series.txt), same qemu
-# config, same guest; and stock: Debian's own 6.12 kernel, with ptsim.ko
-# built against its headers (scripts/stock.sh), running the "stock" list
-# of tests/suites.py, compared with upstream on those suites (the table
-# explains what differs).
+# config, same guest; upstream-6.12: the same commits on 6.12, with which
+# upstream is compared on the suites it runs (the table explains what
+# differs); and
+# stock-6.12: Debian 12's own 6.12 kernel, with ptsim.ko built against
+# its headers (scripts/stock.sh), running the "stock" list of
+# tests/suites.py, compared with upstream-6.12 on those suites (the
+# table explains what differs); stock, Debian 13's 7.3, is compared with
+# upstream the same way when VARIANTS names both.
 # With both qemu and upstream booted, scripts/compare.py compares them:
 # every result (ok, not ok, skip) per suite, and every file the suites
 # left under $AUXLAB_OUT/diff/, must be identical; a difference is a
@@ -174,10 +178,12 @@ done
 # with (compare), if both were booted.  "all": ours (qemu) against
 # upstream, the same guest must give the same results, every result and
 # every file under $AUXLAB_OUT/diff, in the main boots and in the 8-CPU
-# ones (suite compare/ours-vs-upstream[@smp8]).  "subset": Debian's stock
-# kernel against upstream, on the suites the stock boot runs: the same
-# results, or a difference tests/suites.py explains (what ptsim as a
-# module and a kernel without this series cannot do).
+# ones (suite compare/ours-vs-upstream[@smp8]).  "subset": a Debian
+# stock kernel against the upstream kernel of its base, on the suites
+# the stock boot runs, and upstream against upstream-6.12, on the suites
+# upstream runs: the same results, or a difference tests/suites.py
+# explains (what ptsim as a module and a kernel without this series
+# cannot do, a 7.x behaviour).
 # versus V W KIND SUFFIX: compare run check-V$SUFFIX with check-W$SUFFIX.
 versus() {
 	local v=$1 w=$2 kind=$3 sfx=$4 vs ws tap name
@@ -187,7 +193,7 @@ versus() {
 	vs=$K_SIDE
 	name=compare/$vs-vs-$ws${sfx/-/@}
 	if [ "$kind" = all ]; then
-		# qemu's is compare.tap; another variant's (ours-7.3) its own.
+		# qemu's is compare.tap; another variant's its own.
 		tap=$OUT/compare$sfx.tap
 		[ "$v" = qemu ] || tap=$OUT/compare-$v$sfx.tap
 		stage "compare${sfx:+[${sfx#-}]}: $vs ($v) vs $ws, every result and every file under \$AUXLAB_OUT/diff"

@@ -10,7 +10,8 @@
 # every one left in is visible to the reviewer with its reason.
 #
 # checkpatch runs in $TREE, the assembled tree, so that it sees the
-# series' own MAINTAINERS entry and the 6.12 spelling and API lists.
+# series' own MAINTAINERS entry and the base's spelling and API lists
+# (7.3's; 6.12's for make fixes BASE=6.12).
 #
 # Exit status: 0 if every patch passes, 1 otherwise.
 set -euo pipefail

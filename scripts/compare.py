@@ -26,8 +26,11 @@ one "not ok" per differing result (naming the suite, the result and each
 side's status) and per differing file (with the differing lines as "# "
 diagnostics).  Exits 1 on any difference.
 
-Debian's stock kernel (make check's "stock" boot) runs a part of the
-suites, with ptsim as a module: --names stock,upstream names the sides,
+Some kernels are compared on a subset: a Debian stock kernel, which
+runs a part of the suites with ptsim as a module (make check's
+"stock-6.12" boot against upstream-6.12; "stock", Debian 13's 7.3,
+against upstream), and 7.3's upstream against 6.12's (upstream-6.12).
+--names stock-6.12,upstream-6.12 names the sides,
 --subset compares only the suites, results and files the first run has,
 and
 --explained FILE ("tests/suites.py differences KERNEL") lists the

@@ -39,13 +39,14 @@
 #                or kcsan (ours with KCSAN, configs/kcsan.config: the data
 #                race detector, which excludes KASAN; no kmemleak scan),
 #                or any other kernel of scripts/kernels.py built here
-#                (upstream-7.3-debug: 7.3's)
+#                (upstream-debug: upstream's debug form; upstream-6.12:
+#                6.12's upstream)
 #   FUZZ_CHECK   the kernels booted with make check's list first (default:
-#                debug upstream-7.3-debug; empty: none)
+#                debug upstream-debug; empty: none)
 #   SMP          the guest's CPUs (default 2); the hotplug phase takes
 #                CPUs other than CPU 0 away, two at once with 4 or more
-#   FAIR_SERVER  1 keeps 6.12's fair servers on when the hotplug phase
-#                runs; by default /init turns them off then
+#   FAIR_SERVER  1 keeps the fair servers (new in 6.12) on when the
+#                hotplug phase runs; by default /init turns them off then
 #                (auxlab.fair_server=0): under CPU hotplug they make the
 #                scheduler warn, perf or not (tests/ROBUSTNESS.md)
 #   TIMEOUT      host-side limit in seconds (default from OPS, see below)

@@ -73,6 +73,9 @@ STOCK_PACKAGES = ['image', 'headers', 'common', 'kbuild']
 APT_MIRROR = 'http://deb.debian.org/debian'
 APT_KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
 BASES = {
+    # The variants whose row says base '6.12' are built on it (the
+    # commits' "base 6.12:" blocks in patches/series.txt): its upstream
+    # kernel, for the stable fixes, and Debian 12's stock kernel.
     '6.12': {
         'pkg': 'linux-source-6.12',
         'version': '6.12.117-1~deb12u1',
@@ -92,8 +95,9 @@ BASES = {
             },
         },
     },
-    # The variants whose row says base '7.3' are built on it (the
-    # commits' "base 7.3:" blocks in patches/series.txt).
+    # The default base (DEFAULT_BASE): the variants whose row names no
+    # base are built on it, from the commits' default diffs in
+    # patches/series.txt.
     '7.3': {
         'pkg': 'linux-source-7.3',
         'version': '7.3.4-1~bpo13+1',
@@ -103,7 +107,7 @@ BASES = {
         'utree': 'upstream-7.3/linux',
         'otree': 'ours-7.3/linux',
         # Debian 13's own 7.3 (trixie-backports), which the variant
-        # stock-7.3 boots.  Built on trixie, not bookworm (this
+        # stock boots.  Built on trixie, not bookworm (this
         # machine): scripts/stock.sh rebuilds the kbuild programs that
         # trixie's glibc 2.41 built (modpost, objtool, resolve_btfids
         # need GLIBC_2.38; bookworm has 2.36) from this base's source,
@@ -152,14 +156,15 @@ QEMU = {
 
 # -- variants --------------------------------------------------------------
 # base: the base it is built on (BASES; None: DEFAULT_BASE).
-# tree: "ours" (the base and the whole series, build/linux), "upstream"
-# (the base and every commit before rewrite:, build/upstream/linux; on
-# another base, its tree and utree) or None (not built here).  side: its name in a comparison and in make
-# bench's and make coverage's figures.
+# tree: "ours" (the base and the whole series: the base's otree,
+# build/ours-7.3/linux, else its tree), "upstream" (the base and every
+# commit before rewrite:, the base's utree: build/upstream-7.3/linux, on
+# 6.12 build/upstream/linux) or None (not built here).  side: its name
+# in a comparison and in make bench's and make coverage's figures.
 # frags: the config fragments (configs/) over tinyconfig; rewrite_frags:
 # and those patches/rewrite keeps for ours; known_only: less the options
 # no Kconfig file of the tree defines.  obj: its objects under build/, if
-# not obj/<name> (then obj/<name> links there: see UTREE in lib.sh).
+# not obj/<name> (then obj/<name> links there: see REPO in lib.sh).
 # headers: headers_install into its objects (the guest is built against
 # ours').  gcov: the objects profiled; coverage: make coverage's name of
 # it, with the files reported and whether aux.c's goal applies.

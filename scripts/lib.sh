@@ -329,7 +329,7 @@ series_trees() {
 SERIES=$(realpath -m "${SERIES:-$TOP/patches/series.txt}")
 
 # fixes_dir: where make fixes exports the fixes of the base $BASE_NAME,
-# under $OUT: "fixes" on the default base, "fixes-7.3" on 7.3.
+# under $OUT: "fixes" on the default base (7.3), "fixes-6.12" on 6.12.
 fixes_dir() {
 	if [ "$BASE_NAME" = "$BASE_DEFAULT" ]; then echo fixes; else echo "fixes-$BASE_NAME"; fi
 }

@@ -34,11 +34,11 @@
 # in perf_event_open.2) goes with it, into $OUT/series/man-pages/, applied
 # to Debian's page and linted (scripts/man-page.sh).
 #
-# On another base than the default (make fixes BASE=7.3), only the fixes
-# are built there, from their "base 7.3:" blocks (a fix dropped on that
+# On another base than the default (make fixes BASE=6.12), only the fixes
+# are built there, from their "base 6.12:" blocks (a fix dropped on that
 # base is left out), and each must have the tree of its commit of branch
-# "upstream" of that base (assemble.sh, make tree BASE=7.3); they go to
-# $OUT/fixes-7.3/ with the fixes-cover 7.3: letter if the series has one.
+# "upstream" of that base (assemble.sh, make tree-6.12); they go to
+# $OUT/fixes-6.12/ with the fixes-cover 6.12: letter if the series has one.
 # The fixes' export also gets, from scripts/fixes-mail.py: a note after
 # the "---" of each patch that applies only on top of an earlier one, and
 # the cover letter's @DEPENDS@ paragraph; on another base, the To: and

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # "make series-check": prove that the exported series is what a reviewer
-# can use.  On a fresh extract of the base package (not build/linux), in
-# $BUILD/series-check/linux:
+# can use.  On a fresh extract of the base package (not $REPO), in
+# $BUILD/series-check/ours-7.3/linux (the place of $TREE under $BUILD):
 #
 #   1. the extract, committed as fetch-base.sh commits it, must be the very
 #      commit tagged "base" in $TREE (same package, same bytes);
@@ -22,8 +22,9 @@
 # Steps build incrementally in one object directory, emptied before the
 # first, so each rebuilds only what its commit changed.
 #
-# The objects go to $BUILD/series-check/obj/qemu: the same position
-# relative to the source as build/obj/qemu has to build/linux, so ccache
+# The objects go to $BUILD/series-check/ours-7.3/obj/qemu (linked from
+# obj/qemu): the same position relative to the source as
+# build/ours-7.3/obj/qemu has to build/ours-7.3/linux, so ccache
 # (CCACHE_BASEDIR, relative paths) serves the check from the test builds.
 #
 # A passing run is recorded in $OUT/series-check.txt (or bisect-check.txt)
@@ -36,8 +37,8 @@
 # the kernel built with configs/qemu.config less what the base does not
 # define (build-kernel.sh base), plus the userspace programs if a fix
 # touches tools/.  Nothing is recorded.  On another base (make fixes
-# BASE=7.3): $OUT/fixes-7.3/ on a fresh extract of that base, in
-# $BUILD/fixes-7.3-check, its kernel variant base-7.3.
+# BASE=6.12): $OUT/fixes-6.12/ on a fresh extract of that base, in
+# $BUILD/fixes-6.12-check, its kernel variant base-6.12.
 #
 # Usage: series-check.sh [--bisect | --fixes]
 set -euo pipefail

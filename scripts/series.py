@@ -8,12 +8,13 @@ subject, its message, the overlay files it adds (our own files, kept in
 this repository at their kernel paths), the semantic patch it applies if
 any, and its edits to upstream files as a unified diff.  A "rewrite:"
 line marks the AUX area rewrite: the commits after it are what the
-"upstream" kernel leaves out.  A commit may also carry a block per other
-base (scripts/kernels.py's BASES): "base 7.3:" and its diff on that
-base, "base 7.3: none" (no edits to upstream files there) or "base 7.3:
+"upstream" kernel leaves out.  The default diffs are the default base's
+(scripts/kernels.py's DEFAULT_BASE, 7.3).  A commit may also carry a
+block per other base (BASES): "base 6.12:" and its diff on that base,
+"base 6.12: none" (no edits to upstream files there) or "base 6.12:
 drop WHY" (not part of that base's series); without one it takes its
 default diff on every base.  A commit that exists only on other bases
-(a fix of a bug the default base does not have) says "base 6.12: drop
+(a fix of a bug the default base does not have) says "base 7.3: drop
 WHY" for the default base, and has no default diff.  The file's own
 header documents the format.
 
@@ -35,10 +36,12 @@ The command line ("series.py [--file F] [--top DIR] COMMAND"):
                           files and the files of the commit's semantic
                           patch are left out of it, so the diff of a
                           whole commit C made in a work tree of
-                          build/linux will do: git -C build/linux diff
-                          C^ C | series.py set-diff 12 -.  --base B
-                          (not the default base): its "base B:" block
-                          instead (an empty FILE makes it "none")
+                          build/linux-7.3 will do: git -C
+                          build/ours-7.3/linux diff C^ C | series.py
+                          set-diff 12 -.  --base B (not the default
+                          base, e.g. --base 6.12, from a work tree of
+                          build/linux): its "base B:" block instead (an
+                          empty FILE makes it "none")
   set-base N B none|drop WHY...|default
                           commit N on base B: no edits to upstream files,
                           not in that base's series (WHY: the upstream
@@ -74,11 +77,11 @@ import sys
 WRAP = 72
 TRAILERS = ('Fixes: ', 'Link: ', 'Closes: ')
 HEADER_KEYS = ('files', 'cocci', 'fix')
-# "base 7.3:" starts a commit's block for another base than the default:
-# "base 7.3:" alone (its diff follows), "base 7.3: none" or
-# "base 7.3: drop REASON".
+# "base 6.12:" starts a commit's block for another base than the default:
+# "base 6.12:" alone (its diff follows), "base 6.12: none" or
+# "base 6.12: drop REASON".
 BASE_LINE = re.compile(r'^base ([0-9][0-9A-Za-z.-]*):(?: (.*))?$')
-# "fixes-cover 7.3: SUBJECT": the fixes' cover letter on another base.
+# "fixes-cover 6.12: SUBJECT": the fixes' cover letter on another base.
 FIXES_COVER_LINE = re.compile(r'^fixes-cover(?: ([0-9][0-9A-Za-z.-]*))?: ')
 
 
@@ -353,7 +356,7 @@ def parse(text, path='series.txt'):
 
 
 def _cover_base(kind):
-    """The base of a cover stanza's kind: "fixes-cover 7.3" -> "7.3";
+    """The base of a cover stanza's kind: "fixes-cover 6.12" -> "6.12";
     None for "cover" and "fixes-cover"."""
     return kind.split(' ', 1)[1] if ' ' in kind else None
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage 3s: Debian's stock kernel of a base, for make check's "stock"
-# boots:
+# Stage 3s: Debian's stock kernel of a base, booted in mode "stock" (make
+# check boots stock-6.12; stock by hand):
 #
 #   stock.sh [VARIANT]    a variant of scripts/kernels.py whose mode is
-#                         "stock" (default: stock, Debian 12's 6.12;
-#                         stock-7.3: Debian 13's 7.3)
+#                         "stock" (default: stock, Debian 13's 7.3 of
+#                         trixie-backports; stock-6.12: Debian 12's 6.12)
 #
 # The signed image and its headers at the version scripts/kernels.py
 # pins (the variant's base: BASES: stock; apt-get download, with the
@@ -27,7 +27,7 @@
 # tmpfs, debugfs and gzip initramfs support built in; only virtio_blk is
 # a module.  FETCH_ONLY=1 stops after the download and checksums.
 #
-# A kernel of another Debian release than this machine's (stock-7.3:
+# A kernel of another Debian release than this machine's (stock:
 # trixie's, on bookworm) comes with kbuild programs (linux-kbuild-*)
 # linked against that release's glibc.  Those that need a newer glibc
 # than this machine's do not run here (7.3.4: modpost, objtool and
