@@ -197,7 +197,7 @@ fixes: tree
 	@$(S)/fixes.sh
 
 clean:
-	rm -rf build/obj build/upstream/obj build/upstream-*/obj build/guest build/host build/initramfs* out
+	rm -rf build/obj build/upstream/obj build/upstream-*/obj build/ours-*/obj build/guest build/host build/initramfs* out
 
 distclean:
 	rm -rf build out

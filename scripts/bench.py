@@ -198,6 +198,8 @@ MEANING = [
     (r'wake_', 'from the `PERF_RECORD_AUX` of the transaction crossing an `aux_watermark` of that '
                'size to `poll()` returning'),
     (r'mmap_', 'mmap() of an AUX area of that size'),
+    (r'touch_', 'reading one byte of every page of an AUX area of that size right after its '
+                'mmap() (the first access: a fault per page where pages are mapped on fault)'),
     (r'munmap_', 'munmap() of an AUX area of that size'),
     (r'cycle_', 'an mmap() + munmap() of a 1 MiB AUX area'),
     (r'work_untraced$', 'a fixed loop in a child, untraced'),

@@ -120,6 +120,8 @@ mkdir -p "$G/modules"
 	"$TOP/tests/modules/aux_testmod/aux_testmod_test.c" "${AUXLIB_SRCS[@]}"
 "${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -pthread -o "$G/modules/nmi_foreign_test" \
 	"$TOP/tests/modules/nmi_foreign/nmi_foreign_test.c" "${AUXLIB_SRCS[@]}"
+"${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/modules/aux_xpmu_test" \
+	"$TOP/tests/modules/aux_xpmu/aux_xpmu_test.c" "${AUXLIB_SRCS[@]}"
 
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \

@@ -57,7 +57,7 @@ PF_CHECK_OPS = os.environ.get('PF_CHECK_OPS') or '3000'
 # boot of every kernel built here, "*@smp8" their 8-CPU boots, "stock"
 # the kernels whose main boot runs the stock list (Debian's kernel:
 # scripts/kernels.py), "*@kselftest" the runner's boot (scripts/check.sh).
-# The stock kernels (stock: Debian 12's 6.12; stock-7.3: Debian 13's
+# The stock kernels (stock-6.12: Debian 12's 6.12; stock: Debian 13's
 # 7.3), as a run-label list for their skips and minimums.
 STOCK = ','.join(kernels.of_mode('stock'))
 # The kernels built here on 7.3 (ours and upstream, each with its debug
@@ -283,12 +283,17 @@ SUITES = [
     # -- tools --
     # The benchmark's smoke run: every figure once, tiny; it passes if the
     # benchmark works, whatever the numbers (make bench measures).
-    S('aux-bench/smoke', 'aux-bench --smoke', 300, {'check': {}}, min=13),
+    S('aux-bench/smoke', 'aux-bench --smoke', 300, {'check': {}}, min=14),
     # What an AUX area pins, with a PMU in a module (tests/modules).
     S('modules/aux_testmod', './modules/aux_testmod_test', 120, {'check': {}}, min=10, skips=[
         ('upstream-debug,upstream', '*', '7.3 WARNs on munmap() of an AUX area with a transaction open '
          '(perf_mmap_close() checks aux_refcount)'),
         ('upstream-6.12', '*', 'the same on 6.12')]),
+    # An AUX area is written only by the PMU that set it up, also through
+    # a chain of SET_OUTPUT via a software event (two AUX PMUs in a
+    # module, tests/modules/aux_xpmu).
+    S('modules/aux_xpmu', './modules/aux_xpmu_test', 120, {'check': {}},
+      min=plan('tests/modules/aux_xpmu/aux_xpmu_test.c')),
     # ptsim claims only as many NMIs as it sent: foreign NMIs sent to CPU 1
     # while ptsim raises its PMIs there (the check boots have
     # unknown_nmi_panic).

@@ -390,6 +390,7 @@ static struct perf_aux *aux_create(struct perf_event *event,
 	aux->priv = event->pmu->setup_aux(event, aux->pages, nr_pages, overwrite);
 	if (!aux->priv)
 		goto out_free;
+	aux->pmu = event->pmu;
 	aux->free_aux = event->pmu->free_aux;
 	/*
 	 * The last reference may be dropped after the event is closed (by
@@ -744,6 +745,26 @@ static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
 	return true;
 }
 
+/*
+ * Begin found no space: give the slot back first, so that an interrupt
+ * (a PMI) asking perf_get_aux() from here on sees no transaction and
+ * cannot end it a second time; then, unless the area is stale (a
+ * stale transaction changes nothing of the buffer, see aux_stale()),
+ * disable the event and wake the consumer, as a TRUNCATED end does.
+ */
+static void aux_full(struct perf_output_handle *handle, struct perf_buffer *rb,
+		     struct perf_aux *aux, struct perf_event *event)
+{
+	struct perf_output_handle wake = { .rb = rb, .event = event };
+	bool stale = aux_stale(aux);
+
+	txn_close(handle, rb);
+	if (stale)
+		return;
+	perf_event_disable_inatomic(event);
+	perf_output_wakeup(&wake);
+}
+
 /**
  * perf_aux_output_begin() - open an AUX transaction
  * @handle: the driver's handle, filled in here
@@ -759,8 +780,9 @@ static bool aux_advance(struct perf_buffer *rb, struct perf_aux *aux,
  *
  * Context: any, NMI included; not nested on the same buffer.
  * Return: the driver's private data from pmu::setup_aux, or NULL if there
- * is no area to write to (not mapped, being unmapped, or full) or another
- * transaction is open on the buffer (with a warning).
+ * is no area to write to (not mapped, being unmapped, full, or set up by
+ * another PMU) or another transaction is open on the buffer (with a
+ * warning).
  */
 void *perf_aux_output_begin(struct perf_output_handle *handle,
 			    struct perf_event *event)
@@ -778,6 +800,17 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 	rcu_read_unlock();
 	if (!aux)
 		goto fail;
+
+	/*
+	 * Only the events of the PMU whose setup_aux made the area write
+	 * into it: another PMU's event reaches this buffer through a
+	 * software event joined to it with SET_OUTPUT (which checks only
+	 * the event it names), and must not be handed @aux->priv.
+	 */
+	if (unlikely(aux->pmu != event->pmu)) {
+		aux_put_atomic(aux);
+		goto fail;
+	}
 
 	/* @rb may have changed since the lookup; the area's cannot. */
 	rb = aux->rb;
@@ -797,10 +830,7 @@ void *perf_aux_output_begin(struct perf_output_handle *handle,
 					      READ_ONCE(rb->user_page->aux_tail),
 					      aux->size);
 		if (!handle->size) {	/* [A]: the data stores depend on this */
-			handle->event = event;	/* for the wakeup */
-			perf_event_disable_inatomic(event);
-			perf_output_wakeup(handle);
-			txn_close(handle, rb);
+			aux_full(handle, rb, aux, event);
 			goto put;
 		}
 	}

@@ -46,6 +46,8 @@ struct vm_area_struct;
  * @pgoff: offset of the area in the perf file, in pages
  * @pages: kernel addresses of the @nr_pages pages, as given to setup_aux
  * @priv: what the PMU's setup_aux returned
+ * @pmu: that PMU: only its events may write into the area (compared,
+ *	never dereferenced)
  * @free_aux: the PMU's free_aux, called with @priv before @pages go
  * @module: the module @free_aux is in, referenced while @priv exists: the
  *	area can outlive its event, whose reference on the module is the
@@ -70,6 +72,7 @@ struct perf_aux {
 	unsigned long		pgoff;
 	void			**pages;
 	void			*priv;
+	struct pmu		*pmu;
 	void			(*free_aux)(void *priv);
 	struct module		*module;
 	struct perf_buffer	*rb;

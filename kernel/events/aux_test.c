@@ -411,6 +411,91 @@ static void aux_test_begin_full(struct kunit *test)
 	perf_aux_output_end(&handle, 0);
 }
 
+/*
+ * A driver's interrupt handler that ends the open transaction, as PMIs do:
+ * perf_get_aux() says whether there is one.  Run as the event's disable
+ * irq_work, which begin queues when it finds the area full: on x86 that
+ * is a self-IPI, taken as soon as it is sent, inside begin.
+ */
+static struct perf_output_handle *aux_test_irq_handle;
+static atomic_t aux_test_irq_runs, aux_test_irq_ends, aux_test_irq_in_begin;
+static bool aux_test_in_begin;
+
+static void aux_test_irq_end_fn(struct irq_work *work)
+{
+	atomic_inc(&aux_test_disables);
+	atomic_inc(&aux_test_irq_runs);
+	if (READ_ONCE(aux_test_in_begin))
+		atomic_inc(&aux_test_irq_in_begin);
+	if (perf_get_aux(aux_test_irq_handle)) {
+		atomic_inc(&aux_test_irq_ends);
+		perf_aux_output_end(aux_test_irq_handle, 0);
+	}
+}
+
+/*
+ * A begin that finds the area full holds no transaction an interrupt can
+ * see: ending the transaction there would close it twice (the second
+ * close may give back another CPU's claim) and drop the begin's
+ * reference twice.
+ */
+static void aux_test_begin_full_irq(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+	unsigned long size = 2 * PAGE_SIZE;
+	void *priv;
+
+	if (!arch_irq_work_has_interrupt())
+		kunit_skip(test, "irq_work runs from the tick here, never inside begin");
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	aux_fixture_seek(&f, WRAP(5), WRAP(5 - size + 1));	/* full */
+	/* The test's own reference: a double put must not free the area. */
+	refcount_inc(&f.aux->refcount);
+	init_irq_work(&f.event->pending_disable_irq, aux_test_irq_end_fn);
+	aux_test_irq_handle = &handle;
+	atomic_set(&aux_test_irq_runs, 0);
+	atomic_set(&aux_test_irq_ends, 0);
+	atomic_set(&aux_test_irq_in_begin, 0);
+
+	WRITE_ONCE(aux_test_in_begin, true);
+	priv = perf_aux_output_begin(&handle, f.event);
+	WRITE_ONCE(aux_test_in_begin, false);
+	KUNIT_EXPECT_NULL(test, priv);
+	KUNIT_EXPECT_EQ(test, aux_test_disables_seen(f.event), 1);
+	KUNIT_ASSERT_EQ(test, atomic_read(&aux_test_irq_runs), 1);
+	if (!atomic_read(&aux_test_irq_in_begin))
+		kunit_skip(test, "the interrupt came after begin returned");
+	KUNIT_EXPECT_EQ(test, atomic_read(&aux_test_irq_ends), 0);
+	KUNIT_EXPECT_NULL(test, handle.event);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 2);
+	refcount_set(&f.aux->refcount, 1);	/* whatever happened above */
+}
+
+/*
+ * A begin on an area that munmap() has marked but not yet unpublished
+ * (the window at the top of aux.c) is as stale as an end there: if the
+ * area is full, it fails without a wakeup or a disable.
+ */
+static void aux_test_begin_full_stale(struct kunit *test)
+{
+	struct perf_output_handle handle = {};
+	struct aux_fixture f;
+	unsigned long size = 2 * PAGE_SIZE;
+
+	aux_fixture_init(test, &f, 2, PAGE_SIZE, false);
+	aux_fixture_seek(&f, WRAP(5), WRAP(5 - size + 1));	/* full */
+	WRITE_ONCE(f.aux->mode, f.aux->mode | PERF_AUX_UNMAPPED);
+
+	KUNIT_EXPECT_NULL(test, perf_aux_output_begin(&handle, f.event));
+	KUNIT_EXPECT_NULL(test, handle.event);
+	KUNIT_EXPECT_NULL(test, f.rb->aux.txn);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f.aux->refcount), 1);
+	KUNIT_EXPECT_EQ(test, aux_test_wakeups_seen(f.event), 0);
+	KUNIT_EXPECT_EQ(test, aux_test_disables_seen(f.event), 0);
+}
+
 /* A buffer whose area is gone (or dying) gives no transaction. */
 static void aux_test_begin_unmapped(struct kunit *test)
 {
@@ -846,6 +931,8 @@ static struct kunit_case perf_aux_test_cases[] = {
 	KUNIT_CASE(aux_test_overwrite_head),
 	KUNIT_CASE(aux_test_skip_watermark),
 	KUNIT_CASE(aux_test_begin_full),
+	KUNIT_CASE(aux_test_begin_full_irq),
+	KUNIT_CASE(aux_test_begin_full_stale),
 	KUNIT_CASE(aux_test_begin_unmapped),
 	KUNIT_CASE(aux_test_begin_child),
 	KUNIT_CASE(aux_test_stale_end),

@@ -37,6 +37,10 @@
  *               aux_watermark of W bytes (the time in its PERF_RECORD_AUX)
  *               to the return of poll() in the consumer;
  *  mmap_<M>, munmap_<M>  us to mmap/munmap an AUX area of M bytes;
+ *  touch_<M>    us to read the first byte of every page of an AUX area of
+ *               M bytes just mapped: the first access, which faults every
+ *               page in on a kernel that maps them on fault and none on
+ *               one that maps them at mmap() time;
  *  cycle_1M     us for an mmap + munmap of a 1 MiB AUX area;
  *  work_*       ms for a fixed workload, untraced and traced by ptsim at a
  *               few data rates (the consumer running alongside);
@@ -770,7 +774,22 @@ static void print_runs(const char *name)
 	fclose(f);
 }
 
-/* Figure 4: mmap and munmap of AUX areas of 1, 64 and 256 MiB. */
+/* Read the first byte of each page of @area (@size bytes). */
+static void touch_pages(const char *area, size_t size)
+{
+	unsigned long sum = 0;
+	size_t off;
+
+	for (off = 0; off < size; off += page_size)
+		sum += area[off];
+	/* The loads happen: their sum is used. */
+	__asm__ __volatile__("" : : "r" (sum));
+}
+
+/*
+ * Figure 4: mmap, first touch and munmap of AUX areas of 1, 64 and
+ * 256 MiB.
+ */
 static void fig_mmap(void)
 {
 	static const int mshift[] = { 20, 26, 28 };
@@ -778,7 +797,7 @@ static void fig_mmap(void)
 	char name[32];
 
 	for (i = 0; i < nm; i++) {
-		double vm[MAX_REPS], vu[MAX_REPS];
+		double vm[MAX_REPS], vt[MAX_REPS], vu[MAX_REPS];
 		size_t size = (size_t)1 << mshift[i];
 		bool ok = true;
 
@@ -804,6 +823,9 @@ static void fig_mmap(void)
 				print_runs(name);
 			}
 			t0 = now_ns();
+			touch_pages(aux, size);
+			vt[r] = (now_ns() - t0) / 1e3;
+			t0 = now_ns();
 			munmap(aux, size);
 			vu[r] = (now_ns() - t0) / 1e3;
 			ok = true;
@@ -814,6 +836,10 @@ next:
 		if (ok)
 			report(name, "us", vm, reps);
 		result(ok && all_positive(vm, reps), name, NULL);
+		size_name(name, sizeof(name), "touch", mshift[i]);
+		if (ok)
+			report(name, "us", vt, reps);
+		result(ok && all_positive(vt, reps), name, NULL);
 		size_name(name, sizeof(name), "munmap", mshift[i]);
 		if (ok)
 			report(name, "us", vu, reps);
@@ -1137,7 +1163,7 @@ static const struct group {
 	{ "txn_split", fig_txn_split, 1, 1, true },
 	{ "tput", fig_tput, 2, 7, true },
 	{ "wake", fig_wake, 1, 3, true },
-	{ "mmap", fig_mmap, 3, 7, true },
+	{ "mmap", fig_mmap, 4, 10, true },
 	{ "work", fig_work, 2, 4, true },
 	{ "flush", fig_flush, 2, 2, true },
 	{ "cpus", fig_tput_cpus, 1, ARRAY_SIZE(cpu_tsizes), false },
