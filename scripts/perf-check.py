@@ -315,6 +315,21 @@ def script_ptw(perf, data):
     return r
 
 
+def report_entries(lines):
+    """The first table of perf report --sort comm,dso's LINES, entry by
+    entry: "  47.08%  47.08%  perf-spin  [vdso]" (6.12's perf: two
+    percentages; 7.3's: three), each as [its last percentage, comm, dso]."""
+    top = []
+    for l in lines:
+        if re.match(r'^\s+[\d.]+%\s+[\d.]+%\s+\S', l):
+            f = l.split()
+            n = next((i for i, x in enumerate(f) if not re.match(r'^[\d.]+%$', x)), len(f))
+            top.append(f[n - 1:])
+        elif top and l.startswith('#'):
+            break
+    return top
+
+
 def full_decode(perf, data, symfs):
     """perf report and perf script with perf's default itrace options.
 
@@ -325,13 +340,7 @@ def full_decode(perf, data, symfs):
     rc, lines, err = run_lines([perf, 'report', '--stdio', '-g', 'none',
                                 '--sort', 'comm,dso'] + sym)
     m = TRACE_ERRORS.search(err)
-    # The first table's entries: "  47.08%  47.08%  perf-spin  [vdso]".
-    top = []
-    for l in lines:
-        if re.match(r'^\s+[\d.]+%\s+[\d.]+%\s+\S', l):
-            top.append(l.split()[1:])
-        elif top and l.startswith('#'):
-            break
+    top = report_entries(lines)
     r = {'rc': rc, 'err': err, 'warned': int(m.group(1)) if m else 0,
          'top': top[:4], 'errors': collections.Counter(), 'ovf': 0}
     src, slines, serr = run_lines([perf, 'script'] + sym)
@@ -529,6 +538,18 @@ FLUSHED_MIN = 64 * 1024	# what the FIFO must have held at the rotation
 FLUSH_WINDOW = 50 * 1000000	# ns: the AUX records the rotation's flush wrote
 
 
+TIME_CONV = re.compile(r'^\.\.\. Time (?P<key>Shift|Mult?iplier|Zero)\s+(?P<val>\d+)$')
+TIME_CONV_KEYS = {'Shift': 'shift', 'Muliplier': 'mult', 'Multiplier': 'mult', 'Zero': 'zero'}
+
+
+def time_conv(line):
+    """A field of perf report -D's PERF_RECORD_TIME_CONV in LINE: ('shift',
+    'mult' or 'zero', its value), else (None, None).  6.12's perf prints
+    "Muliplier", 7.3's "Multiplier"."""
+    m = TIME_CONV.match(line)
+    return (TIME_CONV_KEYS[m.group('key')], int(m.group('val'))) if m else (None, None)
+
+
 def switch_file(perf, data):
     """One --switch-output file, from perf report -D: its PERF_RECORD_AUX
     times and sizes, and per AUX buffer (CPU) its data PTWs: sequence
@@ -554,10 +575,9 @@ def switch_file(perf, data):
         if m and cpu is not None:
             ptws[cpu].append((int(m.group('val'), 16), tsc))
             continue
-        for key, pat in (('shift', '... Time Shift '), ('mult', '... Time Muliplier '),
-                         ('zero', '... Time Zero ')):
-            if l.startswith(pat):
-                conv[key] = int(l[len(pat):])
+        key, val = time_conv(l)
+        if key:
+            conv[key] = val
 
     def perf_time(t):
         """perf's tsc_to_perf_time(), from the file's TIME_CONV."""

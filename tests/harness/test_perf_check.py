@@ -124,6 +124,25 @@ class TopTask(Case):
         self.assertEqual(pc.top_task(top, *pc.SPIN, ('swapper', 'perf'))[0], 'kworker/0:1')
 
 
+class Report(Case):
+    """What perf prints, as 6.12's and 7.3's perf print it."""
+
+    def test_entries_two_and_three_percentages(self):
+        """perf: perf report's entries with 6.12's two percentages and 7.3's three"""
+        lines = ['# Overhead  Command  Shared Object', '#',
+                 '    47.08%  47.08%  perf-spin  [vdso]',
+                 '    52.61%  52.64%  52.61%  perf-spin  perf-spin', '', '#', '# (end)']
+        self.assertEqual(pc.report_entries(lines), [['47.08%', 'perf-spin', '[vdso]'],
+                                                     ['52.61%', 'perf-spin', 'perf-spin']])
+
+    def test_time_conv(self):
+        """perf: TIME_CONV's fields, "Muliplier" (6.12's perf) and "Multiplier" (7.3's)"""
+        self.assertEqual(pc.time_conv('... Time Muliplier 878160183'), ('mult', 878160183))
+        self.assertEqual(pc.time_conv('... Time Multiplier     878160183'), ('mult', 878160183))
+        self.assertEqual(pc.time_conv('... Time Shift      31'), ('shift', 31))
+        self.assertEqual(pc.time_conv('... Cap Time Zero   1'), (None, None))
+
+
 class Span(Case):
     """The AUX records' times against the workload's milliseconds."""
 
