@@ -115,7 +115,9 @@ rm -rf "$HTML"
 mkdir -p "$HTML"
 set +e
 # -E -a: a fresh environment each time, so every warning is seen again.
-"$SPHINX_BUILD" -b html -E -a -q -W --keep-going -j 1 \
+# srctree: where the kernel's Sphinx extensions (7.3's read it from the
+# environment, as the kernel's Makefile sets it) find the tree.
+srctree=$TREE "$SPHINX_BUILD" -b html -E -a -q -W --keep-going -j 1 \
 	-d "$DOCS/.doctrees" "$DOCS" "$HTML" >"$log" 2>&1
 rc=$?
 set -e

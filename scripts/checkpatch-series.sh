@@ -7,7 +7,10 @@
 # A patch passes with zero ERRORs and zero WARNINGs.  A CHECK is allowed
 # only where the commit message justifies it by naming its type (checkpatch
 # --show-types, e.g. "checkpatch's MACRO_ARG_REUSE check: ..."), so that
-# every one left in is visible to the reviewer with its reason.
+# every one left in is visible to the reviewer with its reason; so is the
+# WARNING FILE_PATH_CHANGES, which checkpatch gives every patch that adds
+# a file without touching MAINTAINERS, even where an entry's pattern
+# (kernel/events/*) covers the file.
 #
 # checkpatch runs in $TREE, the assembled tree, so that it sees the
 # series' own MAINTAINERS entry and the base's spelling and API lists
@@ -56,6 +59,19 @@ for p in "${patches[@]}"; do
 		[ -n "$line" ] || continue
 		case $line in
 		*': ERROR:'*) e=$((e + 1)); bad+=("$line") ;;
+		*': WARNING:FILE_PATH_CHANGES:'*)
+			# "does MAINTAINERS need updating?", asked of every
+			# patch that adds a file without touching MAINTAINERS,
+			# whether an entry covers the file or not: allowed as a
+			# CHECK is, where the message says which entry does.
+			nchk=$((nchk + 1))
+			if grep -qw -- FILE_PATH_CHANGES <<<"$log"; then
+				njust=$((njust + 1))
+				bad+=("$line (justified in the commit message)")
+			else
+				bad+=("$line (not justified: name FILE_PATH_CHANGES in the commit message)")
+				u=$((u + 1))
+			fi ;;
 		*': WARNING:'*) w=$((w + 1)); bad+=("$line") ;;
 		*': CHECK:'*)
 			nchk=$((nchk + 1))

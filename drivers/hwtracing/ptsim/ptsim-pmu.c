@@ -574,7 +574,7 @@ static int ptsim_event_init(struct perf_event *event)
 		return -EACCES;
 
 	/* Charged to the opener's memory cgroup, as its buffers are. */
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
+	ev = kzalloc_obj(*ev, GFP_KERNEL_ACCOUNT);
 	if (!ev)
 		return -ENOMEM;
 	ev->fifo_size = 1U << fifo_shift;
