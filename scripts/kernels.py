@@ -241,8 +241,9 @@ VARIANTS = {
                      'coverage_files': [o.rsplit('/', 1)[1][:-2] + '.c' for o in UPSTREAM_GCOV]},
     # make fixes: the base with the fixes alone, on a fresh extract
     # (series-check.sh --fixes); base-6.12 the same for make fixes
-    # BASE=6.12.
-    'base': {'known_only': True, 'fresh': True},
+    # BASE=6.12.  Objects beside the extract as qemu's are beside ours
+    # (build/fixes-check/ours-7.3/obj/base), so ccache hits.
+    'base': {'known_only': True, 'fresh': True, 'obj': 'ours-7.3/obj/base'},
     # Debian 13's own 7.3 (BASES['7.3']['stock']) with ptsim.ko, booted
     # like stock-6.12 (scripts/stock.sh stock) and compared with
     # upstream; not in make check (VARIANTS="stock upstream" boots it).
