@@ -72,11 +72,36 @@ else
 	# real compile, so drop the objects first.  Only lines naming one of
 	# our files count: sparse and W=1 warnings in upstream headers are
 	# not ours to fix here.
-	"${KMAKE[@]}" C=2 "${objs[@]}" >"$tmp/sparse.log" 2>&1 || echo "make C=2 failed" >>"$tmp/sparse.log"
+	#
+	# Debian bookworm's sparse (0.6.4) does not know __typeof_unqual__,
+	# which 7.3's headers use: the kernel's Makefile then turns C=2 off
+	# with a warning (scripts/checker-valid.sh) and checks nothing.  It
+	# gets __typeof__ in its place (the qualifiers that keeps matter to
+	# sparse's address spaces in per-CPU accessors, not to our code), and
+	# the gate fails if sparse is still refused or checked no object.
+	"${KMAKE[@]}" C=2 CHECK="sparse -D__typeof_unqual__=__typeof__" "${objs[@]}" >"$tmp/sparse.log" 2>&1 ||
+		echo "make C=2 failed" >>"$tmp/sparse.log"
+	if grep -q 'is not available or not up to date' "$tmp/sparse.log"; then
+		echo "make C=2 failed: the kernel's Makefile refused sparse ($(sparse --version 2>&1))" >>"$tmp/sparse.log"
+	fi
+	checked=$(grep -c '^ *CHECK ' "$tmp/sparse.log" || true)
+	[ "$checked" -ge "${#objs[@]}" ] ||
+		echo "make C=2 failed: sparse checked $checked of ${#objs[@]} objects" >>"$tmp/sparse.log"
 	for o in "${objs[@]}"; do rm -f "$O/$o"; done
 	"${KMAKE[@]}" W=1 "${objs[@]}" >"$tmp/w1.log" 2>&1 || echo "make W=1 failed" >>"$tmp/w1.log"
 	pat=$(printf '%s\n' "${ksrc[@]}" | sed 's/[.]/[.]/g' | paste -sd'|')
-	grep -E "($pat):[0-9]+:[0-9]+: (warning|error)|make (C=2|W=1) failed" "$tmp/sparse.log" >"$tmp/sparse" || true
+	grep -E "($pat):[0-9]+:[0-9]+: (warning|error)|make (C=2|W=1) failed" "$tmp/sparse.log" >"$tmp/sparse.all" || true
+	# sparse 0.6.4 cannot evaluate the static_assert() with
+	# __builtin_strlen() that 7.3's MODULE_INFO() (MODULE_LICENSE(), ...)
+	# begins with: "bad constant expression" on those lines is sparse's,
+	# not ours.  Every other finding stays.
+	while IFS= read -r line; do
+		if [[ $line =~ ^(.*):([0-9]+):[0-9]+:\ error:\ bad\ constant\ expression$ ]] &&
+			sed -n "${BASH_REMATCH[2]}p" "${BASH_REMATCH[1]}" | grep -qE '^MODULE_[A-Z_]+\('; then
+			continue
+		fi
+		printf '%s\n' "$line"
+	done <"$tmp/sparse.all" >"$tmp/sparse"
 	grep -E "($pat):[0-9]+:[0-9]+: (warning|error)|make (C=2|W=1) failed" "$tmp/w1.log" >"$tmp/w1" || true
 fi
 result "sparse: no warnings on ${#objs[@]} kernel objects" "$tmp/sparse"
