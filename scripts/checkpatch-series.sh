@@ -55,35 +55,30 @@ for p in "${patches[@]}"; do
 	# headers) to the "---" that starts the diffstat.
 	log=$(sed -n '/^$/,/^---$/p' "$p")
 	e=0 w=0 u=0 bad=()
+	# justified TYPE: $line is allowed if the message names TYPE.
+	justified() {
+		nchk=$((nchk + 1))
+		if grep -qw -- "$1" <<<"$log"; then
+			njust=$((njust + 1))
+			bad+=("$line (justified in the commit message)")
+		else
+			bad+=("$line (not justified: name $1 in the commit message)")
+			u=$((u + 1))
+		fi
+	}
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		case $line in
 		*': ERROR:'*) e=$((e + 1)); bad+=("$line") ;;
-		*': WARNING:FILE_PATH_CHANGES:'*)
-			# "does MAINTAINERS need updating?", asked of every
-			# patch that adds a file without touching MAINTAINERS,
-			# whether an entry covers the file or not: allowed as a
-			# CHECK is, where the message says which entry does.
-			nchk=$((nchk + 1))
-			if grep -qw -- FILE_PATH_CHANGES <<<"$log"; then
-				njust=$((njust + 1))
-				bad+=("$line (justified in the commit message)")
-			else
-				bad+=("$line (not justified: name FILE_PATH_CHANGES in the commit message)")
-				u=$((u + 1))
-			fi ;;
+		# "does MAINTAINERS need updating?", asked of every patch that
+		# adds a file without touching MAINTAINERS, whether an entry
+		# covers the file or not: allowed as a CHECK is, where the
+		# message says which entry does.
+		*': WARNING:FILE_PATH_CHANGES:'*) justified FILE_PATH_CHANGES ;;
 		*': WARNING:'*) w=$((w + 1)); bad+=("$line") ;;
 		*': CHECK:'*)
-			nchk=$((nchk + 1))
 			type=${line#*: CHECK:}
-			type=${type%%:*}
-			if grep -qw -- "$type" <<<"$log"; then
-				njust=$((njust + 1))
-				bad+=("$line (justified in the commit message)")
-			else
-				bad+=("$line (not justified: name $type in the commit message)")
-				u=$((u + 1))
-			fi ;;
+			justified "${type%%:*}" ;;
 		*)
 			# Anything else is checkpatch itself going wrong (a
 			# missing helper, a crash): not a clean result.

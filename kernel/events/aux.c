@@ -756,6 +756,12 @@ static void aux_full(struct perf_output_handle *handle, struct perf_buffer *rb,
 		     struct perf_aux *aux, struct perf_event *event)
 {
 	struct perf_output_handle wake = { .rb = rb, .event = event };
+	/*
+	 * Tested while the slot is held, as an end tests it.  What follows
+	 * the close (a disable, a wakeup) touches the event and the
+	 * buffer's poll state, never an area's producer state, so unlike
+	 * an end it needs no RCU section against aux_install().
+	 */
 	bool stale = aux_stale(aux);
 
 	txn_close(handle, rb);
