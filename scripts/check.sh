@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # "make check": every test, on both kernels, then the harness's own
 # self-test, then one summary.  Boots and self-tests run even if an earlier
-# one failed, so a red run names everything that is wrong at once.
+# one failed, so a red run names everything that is wrong at once.  The
+# host work that needs no later boot runs beside the boots (beside(),
+# below).
 #
 # Every trace a suite leaves in the guest (one directory per trace under
 # $AUXLAB_TRACE_DIR, carried out by the transfer disk into
@@ -99,6 +101,108 @@ perf_check() {
 	grep -h '^# [a-z]*: bytes=' "$rd/perf.tap" | sed 's/^# /    /' || true
 	taps+=(--tap "$v/perf=$rd/perf.tap")
 }
+# host_checks VARIANT RUNDIR: a boot's host half, decode and perf.
+host_checks() { decode "$1" "$2"; perf_check "$1" "$2"; }
+
+# Host work beside the boots.  A guest's suites mostly keep one of its
+# two vCPUs busy, so a boot leaves the host's other core mostly idle:
+# what needs no later boot runs in the background instead of between
+# them (each boot's host checks beside the next boot; the gates that
+# read only the trees beside all of them).  beside NAME COMMAND...
+# starts one: its output goes to $OUT/beside/NAME.log, its stage lines
+# to their own file, its TAP sources to NAME.taps; join_beside waits for
+# every job, then prints each one's output and stage times and adds its
+# TAP sources.  A job that dies leaves its TAP files as they are, which
+# fails the run (run-gate.sh, results.py).
+beside_jobs=()
+beside() {
+	local name=$1
+	shift
+	mkdir -p "$OUT/beside"
+	rm -f "$OUT/beside/$name".*
+	(
+		taps=()
+		AUXLAB_STAGES=$OUT/beside/$name.stages
+		: >"$AUXLAB_STAGES"
+		"$@"
+		[ ${#taps[@]} -eq 0 ] || printf '%s\n' "${taps[@]}" >"$OUT/beside/$name.taps"
+		date +%s >"$OUT/beside/$name.end"
+	) >"$OUT/beside/$name.log" 2>&1 &
+	beside_jobs+=("$name=$!")
+}
+join_beside() {
+	local j name t
+	for j in "${beside_jobs[@]}"; do
+		wait "${j#*=}"
+		name=${j%%=*}
+		info "beside the boots, $name (log $OUT/beside/$name.log):"
+		sed 's/^/    | /' "$OUT/beside/$name.log"
+		[ ! -s "$OUT/beside/$name.taps" ] || mapfile -t -O ${#taps[@]} taps <"$OUT/beside/$name.taps"
+		t=$(cat "$OUT/beside/$name.end" 2>/dev/null) && stage_times "$OUT/beside/$name.stages" "$t"
+	done
+	beside_jobs=()
+}
+
+# The gates that read only the trees (GATES=0: none of the gates, for
+# make fuzz's check boots, which are judged on their kernels' results
+# alone), beside the boots: the arm64 cross-build, style, the series and
+# checkpatch, the docs, the decoder's self-test.  The others need the
+# boots (kunitconfig) or rewrite the trees (the harness self-test): after
+# them, below.
+tree_gates() {
+	# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
+	# ours; ARM64=0 skips the gate (a skip, never a pass).
+	if [ "${ARM64:-1}" = 1 ]; then
+		"$GATE" arm64 "$OUT/arm64.tap" "$TOP/scripts/build-arm64.sh" "$OUT/arm64.tap" ||
+			info "arm64: the cross-build gate failed (see $OUT/arm64.tap)"
+	else
+		ktap_open "$OUT/arm64.tap"
+		ktap_test_skip "arm64 cross-build (ARM64=0)" >>"$KTAP_BODY"
+		ktap_close
+	fi
+
+	# Style gates over our files (SPDX, kernel-doc, sparse, W=1).
+	stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
+	"$GATE" -o style "$OUT/style.tap" "$TOP/scripts/style.sh" || info "style: a gate failed (see $OUT/style.tap)"
+
+	# The series as reviewers get it: exported, and checkpatch --strict on
+	# every patch (zero errors and warnings; a CHECK only if justified).
+	stage "series: make series, checkpatch --strict"
+	rm -f "$OUT/checkpatch.tap"
+	if "$TOP/scripts/make-series.sh" >"$OUT/series.log" 2>&1; then
+		"$GATE" checkpatch "$OUT/checkpatch.tap" bash -c '"$0" >"$1" 2>"$2"' \
+			"$TOP/scripts/checkpatch-series.sh" "$OUT/checkpatch.tap" "$OUT/checkpatch.err" ||
+			info "series: checkpatch found problems (see $OUT/checkpatch.tap)"
+	else
+		ktap_one "$OUT/checkpatch.tap" 1 "make series" "$OUT/series.log"
+	fi
+
+	# The documentation builds with zero warnings (make docs).
+	stage "docs: building our pages with Sphinx"
+	if "$TOP/scripts/build-docs.sh" >"$OUT/docs.log" 2>&1; then
+		ktap_one "$OUT/docs.tap" 0 "make docs: 0 warnings"
+	else
+		ktap_one "$OUT/docs.tap" 1 "make docs" "$OUT/docs.log"
+	fi
+
+	# The trace decoder's own self-test, on synthetic traces (host only).
+	stage "tools: aux-decode self-test"
+	"$GATE" -o tools/decode-selftest "$OUT/decode-selftest.tap" \
+		"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" ||
+		info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
+}
+[ "${GATES:-1}" = 1 ] || warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)"
+if [ "${GATES:-1}" = 1 ]; then
+	# Their TAP sources, named here: a gate the job never reached has no
+	# TAP, and results.py fails a TAP source without results.
+	gate_taps=(arm64=arm64.tap style=style.tap checkpatch=checkpatch.tap
+		docs=docs.tap tools/decode-selftest=decode-selftest.tap)
+	for g in "${gate_taps[@]}"; do
+		rm -f "$OUT/${g#*=}"
+		taps+=(--tap "${g%%=*}=$OUT/${g#*=}")
+	done
+	beside gates tree_gates
+fi
 for v in $VARIANTS; do
 	# No logs of an earlier run may stand in for a boot that failed to
 	# start (the comparison reads them too).
@@ -120,8 +224,7 @@ for v in $VARIANTS; do
 	fi
 	runs+=("$v=$OUT/check-$v")
 	[ "$K_FOREIGN" = 1 ] || objdirs+=(--objdir "$v=$BUILD/obj/$v")
-	decode "$v" "$OUT/check-$v"
-	perf_check "$v" "$OUT/check-$v"
+	beside "host-$v" host_checks "$v" "$OUT/check-$v"
 	# The fuzzer's summary: operations, fault injections, leaks.
 	fz=$(sed -n 's/^# ptsim_fuzz: //p' "$OUT/check-$v/tests.log" | tail -n1)
 	[ -z "$fz" ] || info "fuzz[$v]: $fz"
@@ -143,8 +246,7 @@ for v in $SMP8_VARIANTS; do
 	SMP=8 MEM=$K_SMP8_MEM APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
-	decode "$l" "$rd"
-	perf_check "$l" "$rd"
+	beside "host-$l" host_checks "$l" "$rd"
 done
 
 # The perf_events selftests the way kernel CI runs them, once: the qemu
@@ -173,6 +275,8 @@ for v in $VARIANTS; do
 	ip=$(sed -n 's/^# auxlab-pf: fatal .* ip=\(0x[0-9a-f]*\).*/\1/p' "$OUT/check-$v/tests.log" 2>/dev/null | tail -n1)
 	[ -z "$ip" ] || info "perf_fuzzer[$v]: the fatal access was in $(addr2line -f -s -e "$BUILD/guest/perf_fuzzer" "$ip" | paste -sd' ')"
 done
+
+join_beside
 
 # Each kernel against the one its row of scripts/kernels.py compares it
 # with (compare), if both were booted.  "all": ours (qemu) against
@@ -229,62 +333,15 @@ for v in $VARIANTS; do
 	versus "$v" "$w" "$kind" -smp8
 done
 
-# The gates below (GATES=0: none of them, for make fuzz's check boots,
-# which are judged on their kernels' results alone).
-[ "${GATES:-1}" = 1 ] || warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)"
+# The gates that need the boots or the trees to themselves (GATES=0: not
+# run).
 if [ "${GATES:-1}" = 1 ]; then
-	# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
-	# ours; ARM64=0 skips the gate (a skip, never a pass).
-	if [ "${ARM64:-1}" = 1 ]; then
-		"$GATE" arm64 "$OUT/arm64.tap" "$TOP/scripts/build-arm64.sh" "$OUT/arm64.tap" ||
-			info "arm64: the cross-build gate failed (see $OUT/arm64.tap)"
-	else
-		ktap_open "$OUT/arm64.tap"
-		ktap_test_skip "arm64 cross-build (ARM64=0)" >>"$KTAP_BODY"
-		ktap_close
-	fi
-	taps+=(--tap "arm64=$OUT/arm64.tap")
-
-	# Style gates over our files (SPDX, kernel-doc, sparse, W=1).
-	stage "style: SPDX, kernel-doc, sparse, W=1 on our files"
-	"$GATE" -o style "$OUT/style.tap" "$TOP/scripts/style.sh" || info "style: a gate failed (see $OUT/style.tap)"
-	taps+=(--tap "style=$OUT/style.tap")
-
 	# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
 	# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
 	stage "kunit: our .kunitconfig files against kunit.py and the booted kernels"
 	"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
 		info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
 	taps+=(--tap "kunitconfig=$OUT/kunitconfig.tap")
-
-	# The series as reviewers get it: exported, and checkpatch --strict on
-	# every patch (zero errors and warnings; a CHECK only if justified).
-	stage "series: make series, checkpatch --strict"
-	rm -f "$OUT/checkpatch.tap"
-	if "$TOP/scripts/make-series.sh" >"$OUT/series.log" 2>&1; then
-		"$GATE" checkpatch "$OUT/checkpatch.tap" bash -c '"$0" >"$1" 2>"$2"' \
-			"$TOP/scripts/checkpatch-series.sh" "$OUT/checkpatch.tap" "$OUT/checkpatch.err" ||
-			info "series: checkpatch found problems (see $OUT/checkpatch.tap)"
-	else
-		ktap_one "$OUT/checkpatch.tap" 1 "make series" "$OUT/series.log"
-	fi
-	taps+=(--tap "checkpatch=$OUT/checkpatch.tap")
-
-	# The documentation builds with zero warnings (make docs).
-	stage "docs: building our pages with Sphinx"
-	if "$TOP/scripts/build-docs.sh" >"$OUT/docs.log" 2>&1; then
-		ktap_one "$OUT/docs.tap" 0 "make docs: 0 warnings"
-	else
-		ktap_one "$OUT/docs.tap" 1 "make docs" "$OUT/docs.log"
-	fi
-	taps+=(--tap "docs=$OUT/docs.tap")
-
-	# The trace decoder's own self-test, on synthetic traces (host only).
-	stage "tools: aux-decode self-test"
-	"$GATE" -o tools/decode-selftest "$OUT/decode-selftest.tap" \
-		"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" ||
-		info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
-	taps+=(--tap "tools/decode-selftest=$OUT/decode-selftest.tap")
 
 	if [ "${HARNESS_SELFTEST:-1}" = 1 ]; then
 		"$GATE" harness-selftest "$OUT/harness/tap.txt" "$TOP/tests/harness/selftest.sh" "$OUT/harness" || true

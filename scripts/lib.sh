@@ -77,11 +77,13 @@ stage() {
 	printf '[%s] == %s\n' "$(elapsed)" "$*"
 	[ -z "${AUXLAB_STAGES:-}" ] || printf '%s\t%s\n' "$(date +%s)" "$*" >>"$AUXLAB_STAGES"
 }
-# stage_times: how long each stage of $AUXLAB_STAGES took (until the next
-# one began, the last until now), in minutes:seconds, and the total.
+# stage_times [FILE END]: how long each stage of FILE (default
+# $AUXLAB_STAGES) took (until the next one began, the last until END,
+# default now), in minutes:seconds, and the total.
 stage_times() {
-	[ -s "${AUXLAB_STAGES:-}" ] || return 0
-	awk -F'\t' -v now="$(date +%s)" -v t0="$AUXLAB_T0" '
+	local f=${1:-${AUXLAB_STAGES:-}} end=${2:-$(date +%s)}
+	[ -s "$f" ] || return 0
+	awk -F'\t' -v now="$end" -v t0="$AUXLAB_T0" '
 		{ t[NR] = $1; s[NR] = $2 }
 		END {
 			printf "    %6s %6s  %s\n", "start", "took", "stage"
@@ -90,7 +92,7 @@ stage_times() {
 				printf "    %3d:%02d %3d:%02d  %s\n", (t[i] - t0) / 60, (t[i] - t0) % 60, d / 60, d % 60, s[i]
 			}
 			printf "    %6s %3d:%02d  total\n", "", (now - t0) / 60, (now - t0) % 60
-		}' "$AUXLAB_STAGES"
+		}' "$f"
 }
 info() { printf '[%s]    %s\n' "$(elapsed)" "$*"; }
 warn() { printf '[%s] WARNING: %s\n' "$(elapsed)" "$*" >&2; }
@@ -277,7 +279,9 @@ extract_base() {
 	dpkg-deb --fsys-tarfile "$deb" | tar -C "$tmp" -x --wildcards '*.tar.xz'
 	tarball=$(find "$tmp" -name 'linux-source-*.tar.xz' | head -n1)
 	[ -n "$tarball" ] || die "no source tarball inside $deb"
-	tar -C "$dest" --strip-components=1 -xJf "$tarball"
+	# Debian's tarball is xz in many blocks: xz decompresses them on every
+	# core.
+	tar -C "$dest" --strip-components=1 -I 'xz -T0' -xf "$tarball"
 	rm -rf "$tmp"
 	(
 		cd "$dest" || exit 1
