@@ -219,6 +219,24 @@ ok=1
 	[ ! -e "$TREE/$probe" ] && [ ! -e "$UTREE/$probe" ] && ok=0
 result $ok "assemble: adding and removing an overlay file rewrites only that file, in both trees"
 
+# The chains are kept by the hash of their inputs (refs/auxlab-memo/):
+# an edit inside an overlay file must not be answered from that memo,
+# and undoing it must be (the chain built before, the file restored).
+cprobe=tools/aux/Makefile
+cp "$TOP/$cprobe" "$D/cprobe.orig"
+trap 'cp "$D/cprobe.orig" "$TOP/$cprobe"; rm -f "$TOP/$probe"' EXIT
+echo "# harness self-test: a content edit" >>"$TOP/$cprobe"
+"$TOP/scripts/assemble.sh" >"$D/assemble-memo.log" 2>&1
+edited=no
+tail -n1 "$TREE/$cprobe" | grep -q 'a content edit' && tail -n1 "$UTREE/$cprobe" | grep -q 'a content edit' && edited=yes
+cp "$D/cprobe.orig" "$TOP/$cprobe"
+"$TOP/scripts/assemble.sh" >>"$D/assemble-memo.log" 2>&1
+ok=1
+[ $edited = yes ] && cmp -s "$TOP/$cprobe" "$TREE/$cprobe" && cmp -s "$TOP/$cprobe" "$UTREE/$cprobe" &&
+	[ "$(grep -c 'ours: .*: as assembled before' "$D/assemble-memo.log")" = 1 ] &&
+	[ "$(grep -c 'upstream: .*: as assembled before' "$D/assemble-memo.log")" = 1 ] && ok=0
+result $ok "assemble: an overlay file's edit is assembled, not taken from the memo of chains; undoing it is"
+
 stage "harness self-test: base download"
 C=$D/cache
 mkdir -p "$C"
