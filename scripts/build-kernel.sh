@@ -44,7 +44,12 @@ fi
 mkdir -p "$O" "$BUILD/obj"
 # Objects elsewhere (beside their tree, see REPO in lib.sh): linked
 # from obj/<variant>, as every variant's objects are found.
-[ -z "$K_OBJ" ] || ln -sfn "$(realpath --relative-to="$BUILD/obj" "$O")" "$BUILD/obj/$variant"
+# A directory there (objects of before the row had an obj) would take
+# the link inside it.
+if [ -n "$K_OBJ" ]; then
+	[ -L "$BUILD/obj/$variant" ] || rm -rf "$BUILD/obj/$variant"
+	ln -sfn "$(realpath --relative-to="$BUILD/obj" "$O")" "$BUILD/obj/$variant"
+fi
 if [ "$K_KNOWN_ONLY" = 1 ]; then
 	# The fragments less the options no Kconfig file of the tree
 	# defines; rewritten only when its content changes (its mtime

@@ -60,7 +60,12 @@ else
 fi
 # Where build-kernel.sh, run with BUILD=$SC, finds the base's tree.
 FRESH=$SC/${TREE#"$BUILD"/}
-O=$SC/obj/$KVARIANT
+# The variant's objects where build-kernel.sh (BUILD=$SC) puts them:
+# beside its tree (its row's obj) or in obj/<variant>.  Not the link
+# obj/<variant> to them: emptied with rm -rf, the link would go, and the
+# objects would stay.
+variant_env "$KVARIANT"
+O=$SC/${K_OBJ:-obj/$KVARIANT}
 LOGS=$SC/logs
 # The commits git am makes here are never sent: a fixed committer, so
 # that no git identity need be configured for them.
