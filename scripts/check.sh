@@ -143,12 +143,12 @@ join_beside() {
 	beside_jobs=()
 }
 
-# The gates that read only the trees (GATES=0: none of the gates, for
-# make fuzz's check boots, which are judged on their kernels' results
-# alone), beside the boots: the arm64 cross-build, style, the series and
-# checkpatch, the docs, the decoder's self-test.  The others need the
-# boots (kunitconfig) or rewrite the trees (the harness self-test): after
-# them, below.
+# The gates that read only the trees and the kernels' configurations
+# (GATES=0: none of the gates, for make fuzz's check boots, which are
+# judged on their kernels' results alone), beside the boots: the arm64
+# cross-build, style, the series and checkpatch, the docs, the decoder's
+# self-test, our .kunitconfig files.  The harness self-test re-assembles
+# the trees: after the boots and these, below.
 tree_gates() {
 	# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
 	# ours; ARM64=0 skips the gate (a skip, never a pass).
@@ -190,13 +190,20 @@ tree_gates() {
 	"$GATE" -o tools/decode-selftest "$OUT/decode-selftest.tap" \
 		"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" ||
 		info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
+
+	# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
+	# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
+	stage "kunit: our .kunitconfig files against kunit.py and the booted kernels"
+	"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
+		info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
 }
 [ "${GATES:-1}" = 1 ] || warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)"
 if [ "${GATES:-1}" = 1 ]; then
 	# Their TAP sources, named here: a gate the job never reached has no
 	# TAP, and results.py fails a TAP source without results.
 	gate_taps=(arm64=arm64.tap style=style.tap checkpatch=checkpatch.tap
-		docs=docs.tap tools/decode-selftest=decode-selftest.tap)
+		docs=docs.tap tools/decode-selftest=decode-selftest.tap
+		kunitconfig=kunitconfig.tap)
 	for g in "${gate_taps[@]}"; do
 		rm -f "$OUT/${g#*=}"
 		taps+=(--tap "${g%%=*}=$OUT/${g#*=}")
@@ -333,16 +340,8 @@ for v in $VARIANTS; do
 	versus "$v" "$w" "$kind" -smp8
 done
 
-# The gates that need the boots or the trees to themselves (GATES=0: not
-# run).
+# The gate that needs the trees to itself (GATES=0: not run).
 if [ "${GATES:-1}" = 1 ]; then
-	# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
-	# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
-	stage "kunit: our .kunitconfig files against kunit.py and the booted kernels"
-	"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
-		info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
-	taps+=(--tap "kunitconfig=$OUT/kunitconfig.tap")
-
 	if [ "${HARNESS_SELFTEST:-1}" = 1 ]; then
 		"$GATE" harness-selftest "$OUT/harness/tap.txt" "$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
 		taps+=(--tap "harness-selftest=$OUT/harness/tap.txt")
