@@ -33,7 +33,8 @@ contains it (the AUX branch of upstream's perf_mmap()).
 TEXT is the line's source text, stripped of surrounding blanks, matched
 exactly; one entry covers every line of FUNCTION with that text.  Where
 that is ambiguous, TEXT may be "PREVIOUS ;; TEXT": PREVIOUS is the text
-of the closest non-blank line above it.  Every
+of the closest non-blank line above it (and "A ;; B ;; TEXT" the two
+closest, nearest last, and so on).  Every
 entry is printed with the figures.  An unexecuted line of a --goal file
 that no entry names is "unjustified"; an entry that names an executed
 line, or no line at all, is "stale".  A REASON that begins with "race:"
@@ -181,19 +182,21 @@ def main():
         unexec = sorted(n for n, c in rec['lines'].items() if c == 0)
         text = (lambda n: src[n - 1].strip() if 0 < n <= len(src) else '?')
 
-        def prev(n):
-            for k in range(n - 1, 0, -1):
-                if text(k):
-                    return text(k)
-            return ''
+        def above(n, k):
+            """The texts of the k closest non-blank lines above line n, nearest last."""
+            out = []
+            for m in range(n - 1, 0, -1):
+                if len(out) == k:
+                    break
+                if text(m):
+                    out.insert(0, text(m))
+            return out
 
         def names(e, n):
             if e['func'] != fn(n):
                 return False
-            if ' ;; ' in e['text']:
-                p, t = e['text'].split(' ;; ', 1)
-                return t == text(n) and p == prev(n)
-            return e['text'] == text(n)
+            *ctx, t = e['text'].split(' ;; ')
+            return t == text(n) and above(n, len(ctx)) == ctx
         mine = [e for e in entries if e['file'] == name]
         justified = 0
         unjust = []
