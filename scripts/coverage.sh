@@ -15,8 +15,8 @@
 #   coverage: ours aux.c lines=NN.N% (hit/total) branches=NN.N% (hit/total) ...
 #
 # and for upstream also its AUX functions alone (what the rewrite
-# replaces: tests/coverage/upstream-aux-functions) and perf_mmap()'s AUX
-# branch.  Out in out/coverage/: <label>/<file>.unexecuted (file:line,
+# replaces: tests/coverage/upstream-aux-functions, perf_mmap_aux() among
+# them).  Out in out/coverage/: <label>/<file>.unexecuted (file:line,
 # function, source text of every line not executed), <label>/html/ (lcov's
 # report), <label>/lcov.info, run-<label>/ (the boot's logs).
 #
@@ -96,12 +96,11 @@ for k in $kernels; do
 		args+=(--goal "aux.c=$GOAL" --goal "flush.c=$GOAL" --unreachable "$TOP/tests/coverage/unreachable")
 	else
 		# The upstream code our rewrite replaces, function by function
-		# (the same list as patches/0100-*.cocci removes), and the AUX
-		# branch of perf_mmap(), which it replaces too.
+		# (the same list as patches/0100-*.cocci removes, perf_mmap()'s
+		# AUX branch among them: perf_mmap_aux() on 7.3).
 		for f in ring_buffer.c core.c; do
 			args+=(--functions "$f:$(grep -v '^#' "$TOP/tests/coverage/upstream-aux-functions" | paste -sd,)")
 		done
-		args+=(--range "core.c:perf_mmap-aux:perf_mmap:AUX area mapping")
 	fi
 	"$TOP/scripts/coverage.py" "${args[@]}" | tee "$C/$k/summary.txt"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
