@@ -1693,7 +1693,9 @@ static long probe_as(uid_t uid)
 		  -1, 0);
 	if (sh == MAP_FAILED)
 		return -1;
+	/* Before the fork: the child's mmap() must see this limit. */
 	old = read_long(MLOCK_SYSCTL);
+	write_long(MLOCK_SYSCTL, 1024);
 	pid = fork();
 	if (!pid) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1721,7 +1723,6 @@ static long probe_as(uid_t uid)
 	if (pid > 0) {
 		int status;
 
-		write_long(MLOCK_SYSCTL, 1024);
 		waitpid(pid, &status, 0);
 		if (WIFEXITED(status) && !WEXITSTATUS(status))
 			v = sh->leaks;
