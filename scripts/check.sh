@@ -193,7 +193,7 @@ tree_gates() {
 
 	# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
 	# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
-	stage "kunit: our .kunitconfig files against kunit.py and the booted kernels"
+	stage "kunit: our .kunitconfig files against kunit.py and the kernels' configurations"
 	"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
 		info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
 }
