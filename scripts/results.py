@@ -96,6 +96,21 @@ KCSAN_END = re.compile(r'^={20,}')
 KCSAN_ACCESS = re.compile(r'^(?:read|write|read-write|race at unknown origin)\b.* on cpu \d+:')
 # Generic helpers that access memory for their caller (a copy into a perf
 # buffer): a report's access in one of them is its caller's.
+# An allocation failure report (mm's warn_alloc(): "COMM: page allocation
+# failure: order:N, ..." or "COMM: vmalloc error: size N, ..."), then the
+# task's stack (dump_stack()).  Fault injection (ptsim_fuzz's faults and
+# nth phases arm it around perf system calls, fork() included) makes
+# allocations fail on purpose, and one that does not pass __GFP_NOWARN
+# prints this.  A report whose stack has a function of ours fails (an
+# allocation whose failure we make the kernel warn about); any other is
+# counted and named by its first frame outside the allocator, on a line
+# "alloc: N failure reports elsewhere: ...", and does not fail.
+WARN_ALLOC = re.compile(r': (?:page allocation failure: order:\d+|vmalloc error: size \d+),')
+ALLOC_HELPER = re.compile(r'^_*(?:dump_stack\w*|warn_alloc\w*|\w*vmalloc\w*|alloc_pages\w*|'
+                          r'\w*alloc_frozen_pages\w*|\w*folio_alloc\w*|get_free_pages\w*|'
+                          r'\w*kmalloc\w*|\w*vmap\w*|get_vm_area\w*|alloc_vmap_area\w*|'
+                          r'\w*_noprof)$')
+TASK_END = re.compile(r'</TASK>|</IRQ>|^Mem-Info:')
 KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\w+|'
                           r'rep_(?:movs|stos)_alternative|str\w+|__asan_\w+|__tsan_\w+)$')
 
@@ -107,6 +122,7 @@ class Tally:
         self.results = []      # (suite, outcome, name): every result, in order
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
         self.kcsan_elsewhere = []  # "A / B": KCSAN reports listed, not failed
+        self.alloc_elsewhere = []  # first frame: allocation failure reports listed
         self.why = {}          # failure -> the test's own lines on it
 
     def add(self, suite, outcome, what=None, why=''):
@@ -359,6 +375,36 @@ def kcsan_report(lines, i, t, label, ours):
     return j
 
 
+def alloc_report(lines, i, t, label, ours):
+    """Judge the allocation failure report whose header is lines[i] (see
+    WARN_ALLOC); returns the index of the line after its stack."""
+    head = TS.sub('', lines[i]).strip()
+    j, frames = i + 1, []
+    # The stack starts within a few lines (CPU:, Tainted:, Hardware name:).
+    while j < len(lines) and j <= i + 6 and not TRACE_ONLY.search(lines[j]):
+        j += 1
+    if j >= len(lines) or not TRACE_ONLY.search(lines[j]):
+        t.add(f'{label}splat', 'fail', f'{head} (no stack to judge)')
+        return i + 1
+    j += 1
+    while j < len(lines) and not TASK_END.search(lines[j]):
+        m = KCSAN_FRAME.match(lines[j])
+        if m:
+            frames.append(m.group('fn'))
+        j += 1
+    if ours is None:
+        t.add(f'{label}splat', 'fail', f'{head} (no kernel objects to tell whose it is)')
+        return j
+    mine = [f for f in frames if f in ours]
+    if mine:
+        t.add(f'{label}splat', 'fail', f'{head} (called from {", ".join(mine)}, '
+              f'in {" or ".join(OURS)})')
+        return j
+    caller = next((f for f in frames if not ALLOC_HELPER.match(f.split('.')[0])), None)
+    t.alloc_elsewhere.append(caller or '?')
+    return j
+
+
 def scan_splats(lines, t, label, ours=None):
     """Kernel splats in the console log.  OURS: the function names of
     kernel/events/ and ptsim (our_functions), None if unknown."""
@@ -368,6 +414,10 @@ def scan_splats(lines, t, label, ours=None):
         l = lines[i]
         if KCSAN.search(l):
             i = kcsan_report(lines, i, t, label, ours)
+            headed = False
+            continue
+        if WARN_ALLOC.search(l):
+            i = alloc_report(lines, i, t, label, ours)
             headed = False
             continue
         for p in SPLATS:
@@ -531,11 +581,15 @@ def main():
     if t.kcsan_elsewhere:
         names = sorted(set(t.kcsan_elsewhere))
         print(f'kcsan: {len(t.kcsan_elsewhere)} reports elsewhere: {", ".join(names)}')
+    if t.alloc_elsewhere:
+        names = sorted(set(t.alloc_elsewhere))
+        print(f'alloc: {len(t.alloc_elsewhere)} failure reports elsewhere: {", ".join(names)}')
     if a.json:
         with open(a.json, 'w') as fh:
             json.dump({'suites': t.suites, 'failures': t.failures,
                        'passed': tot[0], 'failed': tot[1], 'skipped': tot[2],
-                       'kcsan_elsewhere': t.kcsan_elsewhere, 'why': t.why},
+                       'kcsan_elsewhere': t.kcsan_elsewhere,
+                       'alloc_elsewhere': t.alloc_elsewhere, 'why': t.why},
                       fh, indent=1)
     line = f'{tot[0]} passed, {tot[1]} failed'
     if tot[2]:

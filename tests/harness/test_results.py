@@ -116,9 +116,9 @@ class Logs(Case):
         self.check('kunit-top-plan', 1)
 
 
-class Kcsan(Case):
-    """KCSAN reports: whose they are comes from the kernel's objects
-    (--objdir), here data/kcsan-obj/ compiled: one function of
+class Objects(Case):
+    """Reports judged by whose they are, which comes from the kernel's
+    objects (--objdir), here data/kcsan-obj/ compiled: one function of
     kernel/events/, one of ptsim."""
 
     @classmethod
@@ -137,6 +137,10 @@ class Kcsan(Case):
                           f'x={data(case)}')
         self.assertOutput(case, out, rc, want_rc)
         return out
+
+
+class Kcsan(Objects):
+    """KCSAN reports."""
 
     def test_ours(self):
         """parser: a KCSAN report in kernel/events/ or ptsim fails the run, named"""
@@ -179,6 +183,19 @@ class Kcsan(Case):
     def test_irq_ours(self):
         """parser: KCSAN, an interrupt in the watcher's delay: a task in our code fails"""
         self.check('kcsan-irq-ours', 1)
+
+
+class AllocFailure(Objects):
+    """Allocation failure reports (warn_alloc()), which fault injection
+    makes."""
+
+    def test_elsewhere(self):
+        """parser: allocation failure reports outside our code are listed, named by caller, not failed"""
+        self.check('alloc-else', 0)
+
+    def test_ours(self):
+        """parser: an allocation failure report with a function of ours in its stack fails"""
+        self.check('alloc-ours', 1)
 
 
 class Tap(Case):
