@@ -96,6 +96,8 @@ KCSAN_END = re.compile(r'^={20,}')
 KCSAN_ACCESS = re.compile(r'^(?:read|write|read-write|race at unknown origin)\b.* on cpu \d+:')
 # Generic helpers that access memory for their caller (a copy into a perf
 # buffer): a report's access in one of them is its caller's.
+KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\w+|'
+                          r'rep_(?:movs|stos)_alternative|str\w+|__asan_\w+|__tsan_\w+)$')
 # An allocation failure report (mm's warn_alloc(): "COMM: page allocation
 # failure: order:N, ..." or "COMM: vmalloc error: size N, ..."), then the
 # task's stack (dump_stack()).  Fault injection (ptsim_fuzz's faults and
@@ -110,9 +112,7 @@ ALLOC_HELPER = re.compile(r'^_*(?:dump_stack\w*|warn_alloc\w*|\w*vmalloc\w*|allo
                           r'\w*alloc_frozen_pages\w*|\w*folio_alloc\w*|get_free_pages\w*|'
                           r'\w*kmalloc\w*|\w*vmap\w*|get_vm_area\w*|alloc_vmap_area\w*|'
                           r'\w*_noprof)$')
-TASK_END = re.compile(r'</TASK>|</IRQ>|^Mem-Info:')
-KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\w+|'
-                          r'rep_(?:movs|stos)_alternative|str\w+|__asan_\w+|__tsan_\w+)$')
+TASK_END = re.compile(r'</TASK>|</IRQ>|\bMem-Info:')
 
 
 class Tally:
@@ -387,7 +387,12 @@ def alloc_report(lines, i, t, label, ours):
         t.add(f'{label}splat', 'fail', f'{head} (no stack to judge)')
         return i + 1
     j += 1
-    while j < len(lines) and not TASK_END.search(lines[j]):
+    # To its end, but never past another report's header (a stack cut
+    # short must not hide what follows it).
+    while j < len(lines) and j <= i + 100 and not TASK_END.search(lines[j]):
+        if KCSAN.search(lines[j]) or WARN_ALLOC.search(lines[j]) or \
+                any(p.search(lines[j]) for p in SPLATS):
+            break
         m = KCSAN_FRAME.match(lines[j])
         if m:
             frames.append(m.group('fn'))

@@ -197,6 +197,10 @@ class AllocFailure(Objects):
         """parser: an allocation failure report with a function of ours in its stack fails"""
         self.check('alloc-ours', 1)
 
+    def test_cut(self):
+        """parser: an allocation failure report cut short does not hide the splat after it"""
+        self.check('alloc-cut', 1)
+
 
 class Tap(Case):
     """TAP files (--tap): a bail-out, and the gates that write them."""
