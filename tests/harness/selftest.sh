@@ -225,7 +225,10 @@ result $ok "assemble: adding and removing an overlay file rewrites only that fil
 cprobe=tools/aux/Makefile
 cp "$TOP/$cprobe" "$D/cprobe.orig"
 trap 'cp "$D/cprobe.orig" "$TOP/$cprobe"; rm -f "$TOP/$probe"' EXIT
-echo "# harness self-test: a content edit" >>"$TOP/$cprobe"
+# A new edit each run: the memo keeps the chain of the last one, and the
+# same edit again would be answered from it (a second make check in the
+# same tree).
+echo "# harness self-test: a content edit $(date +%s.%N)" >>"$TOP/$cprobe"
 "$TOP/scripts/assemble.sh" >"$D/assemble-memo.log" 2>&1
 edited=no
 tail -n1 "$TREE/$cprobe" | grep -q 'a content edit' && tail -n1 "$UTREE/$cprobe" | grep -q 'a content edit' && edited=yes
