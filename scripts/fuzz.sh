@@ -19,7 +19,9 @@
 # kernel/events/ or ptsim, which fail and are among the splats,
 # kcsan_elsewhere the others, which are listed in the line "kcsan: N
 # reports elsewhere: ..." of results.txt and do not fail, see
-# scripts/results.py).
+# scripts/results.py; so are allocation failure reports outside our code,
+# on a line "alloc: N failure reports elsewhere: ...").  Those lines and
+# every FAIL line of results.txt are printed before the two above.
 # Variables:
 #   SEED         the fuzzers' seed (default 1)
 #   OPS          ptsim_fuzz's operations per phase (default 2000; make
@@ -118,7 +120,7 @@ fi
 stage "fuzz: results"
 "$TOP/scripts/results.py" "${taps[@]}" --objdir "fuzz-$v=$BUILD/obj/$v" \
 	"fuzz-$v=$rundir" >"$rundir/results.txt" 2>&1 || rc=1
-grep -E '^(FAIL|kcsan:)' "$rundir/results.txt" || true
+grep -E '^(FAIL|kcsan:|alloc:)' "$rundir/results.txt" || true
 summary=$(sed -n 's/^# ptsim_fuzz: //p' "$rundir/tests.log" | tail -n1)
 [ -n "$summary" ] || { summary="seed=$seed ops=? injections=? leaks=?"; rc=1; }
 splats=$(grep -c '^FAIL .*/splat:' "$rundir/results.txt" || true)
