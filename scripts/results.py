@@ -368,7 +368,7 @@ def kcsan_report(lines, i, t, label, ours):
     # One access only ("race at unknown origin"): judged by that one.
     mine = sorted({f for f in accessors if f in ours})
     if mine or not accessors or None in accessors:
-        t.add(f'{label}splat', 'fail', head + (f' (an access in {"/".join(OURS)}: '
+        t.add(f'{label}splat', 'fail', head + (f' (an access in {" or ".join(OURS)}: '
                                                f'{", ".join(mine)})' if mine else ' (no stack to judge)'))
     else:
         t.kcsan_elsewhere.append(re.sub(r'^data-race in ', '', what).strip())
