@@ -105,7 +105,8 @@ KCSAN_HELPER = re.compile(r'^_*(?:mem(?:cpy|set|move|cmp)\w*|copy_\w+|raw_copy_\
 # allocations fail on purpose, and one that does not pass __GFP_NOWARN
 # prints this.  A report whose stack has a function of ours fails (an
 # allocation whose failure we make the kernel warn about); any other is
-# counted and named by its first frame outside the allocator, on a line
+# counted and named by its first frame outside the allocator (a stack with
+# none, cut short, fails too), on a line
 # "alloc: N failure reports elsewhere: ...", and does not fail.
 WARN_ALLOC = re.compile(r': (?:page allocation failure: order:\d+|vmalloc error: size \d+),')
 ALLOC_HELPER = re.compile(r'^_*(?:dump_stack\w*|warn_alloc\w*|\w*vmalloc\w*|alloc_pages\w*|'
@@ -406,7 +407,11 @@ def alloc_report(lines, i, t, label, ours):
               f'in {" or ".join(OURS)})')
         return j
     caller = next((f for f in frames if not ALLOC_HELPER.match(f.split('.')[0])), None)
-    t.alloc_elsewhere.append(caller or '?')
+    if caller is None:
+        # Cut short inside the allocator: whose it is cannot be told.
+        t.add(f'{label}splat', 'fail', f'{head} (no caller in its stack)')
+    else:
+        t.alloc_elsewhere.append(caller)
     return j
 
 

@@ -198,7 +198,7 @@ class AllocFailure(Objects):
         self.check('alloc-ours', 1)
 
     def test_cut(self):
-        """parser: an allocation failure report cut short does not hide the splat after it"""
+        """parser: an allocation failure report cut short fails (no caller to judge) and does not hide the splat after it"""
         self.check('alloc-cut', 1)
 
 
