@@ -31,12 +31,16 @@
  * while the tick that raised the PMI waits for it, and the tick touches
  * nothing until the handler has returned.
  *
- * The one exception is pause/resume (PERF_EF_PAUSE / PERF_EF_RESUME),
- * which may come from NMI context in the middle of a tick.  The perf core
- * records the state in event->hw.aux_paused before calling us; we do
- * nothing else there, and the next tick acts on the flag.  Tracing stops
- * within one tick period, as the "stop as simply as possible" contract in
- * <linux/perf_event.h> allows.
+ * The exceptions are pause/resume (PERF_EF_PAUSE / PERF_EF_RESUME) and a
+ * throttle's stop, which may come from NMI context in the middle of a
+ * tick.  For a pause the perf core records the state in
+ * event->hw.aux_paused before calling us; we do nothing else there, and
+ * the engine acts on the flag: it produces no record once it is set (the
+ * producer checks it before each), and writes the disable packets in the
+ * tick the pause came in, or the next, as the "stop as simply as
+ * possible" contract in <linux/perf_event.h> allows; a resume takes
+ * effect at the next tick.  A throttle's stop is deferred the same way
+ * (see ptsim_stop()).
  *
  * The AUX transaction (perf_aux_output_begin() .. perf_aux_output_end())
  * stays open while the event runs, as on hardware whose DMA owns the
@@ -221,8 +225,11 @@ void ptsim_account(struct perf_event *event)
 	ev->queued = 0;
 }
 
-/* Take the oldest record out of the FIFO; returns its length, 0 if none. */
-static unsigned int fifo_get(struct ptsim_event *ev, u8 *rec)
+/*
+ * Copy the oldest record out of the FIFO, leaving it there; returns its
+ * length, 0 if none.  fifo_pop() takes it out once it is written.
+ */
+static unsigned int fifo_peek(struct ptsim_event *ev, u8 *rec)
 {
 	u8 len;
 
@@ -230,8 +237,12 @@ static unsigned int fifo_get(struct ptsim_event *ev, u8 *rec)
 		return 0;
 	fifo_copy_out(ev, ev->fifo_tail, &len, 1);
 	fifo_copy_out(ev, ev->fifo_tail + 1, rec, len);
-	ev->fifo_tail += len + 1;
 	return len;
+}
+
+static void fifo_pop(struct ptsim_event *ev, unsigned int len)
+{
+	ev->fifo_tail += len + 1;
 }
 
 void ptsim_fifo_reset(struct ptsim_event *ev)
@@ -498,9 +509,62 @@ bool ptsim_pmi_handle(struct ptsim_cpu *c, unsigned int why,
  */
 bool ptsim_pmi(struct ptsim_cpu *c, unsigned int why)
 {
-	if (c->in_tick)
-		return c->hooks[PTSIM_HOOK_DELIVERY]->pmi(c, why);
-	return ptsim_pmi_handle(c, why, get_irq_regs());
+	if (!c->in_tick)
+		return ptsim_pmi_handle(c, why, get_irq_regs());
+	WARN_ON_ONCE(!ptsim_pmi_room(c));
+	why |= c->pmi_carry;
+	c->pmi_carry = 0;
+	c->tick_pmis++;
+	return c->hooks[PTSIM_HOOK_DELIVERY]->pmi(c, why);
+}
+
+/**
+ * DOC: The interrupt rate
+ *
+ * A tick raises at most &struct ptsim_cpu.pmi_cap PMIs, which for an
+ * event of a user without CAP_PERFMON is PTSIM_USER_PMIS_PER_TICK: what
+ * the engine costs the machine in interrupts is then bounded by the
+ * tick period (at least PTSIM_USER_MIN_PERIOD_US for such a user),
+ * whatever else the attributes ask for.  The watermark itself is
+ * region-granular (see ptsim_emit()), so with the default regions of a
+ * page the data a tick can produce reaches at most two region ends; the
+ * cap is what makes the bound hold by construction, not by arithmetic
+ * over today's limits.  Where a tick has no PMI left, the engine does
+ * what a DMA engine whose interrupt is pending does: it does not write
+ * past the point that needs the interrupt (a region end to pad, a full
+ * buffer) until the next tick, and the FIFO holds the records meanwhile
+ * (overflowing, with an OVF, if the user produces faster than that); a
+ * watermark crossed without a PMI is signalled by the next one; a
+ * ptsim_mark overflow is carried to the next PMI.  Outside the tick
+ * (pmu::stop, flush) no PMI is raised at all.
+ */
+
+/**
+ * ptsim_pmi_room() - may a PMI be raised now?
+ * @c: the trace engine of this CPU
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ * Return: true outside the tick (the reasons are handled in place) or if
+ * the tick has not raised &struct ptsim_cpu.pmi_cap PMIs yet.
+ */
+bool ptsim_pmi_room(const struct ptsim_cpu *c)
+{
+	return !c->in_tick || c->tick_pmis < c->pmi_cap;
+}
+
+/**
+ * ptsim_pmi_raise() - raise a PMI, or carry its reasons to the next one
+ * @c: the trace engine of this CPU
+ * @why: PTSIM_PMI_MARK: reasons that need no transaction of their own
+ *
+ * Context: the CPU of @c, interrupts disabled.
+ */
+void ptsim_pmi_raise(struct ptsim_cpu *c, unsigned int why)
+{
+	if (ptsim_pmi_room(c))
+		ptsim_pmi(c, why);
+	else
+		c->pmi_carry |= why;
 }
 
 /* The delivery in place: the tick's hard interrupt is the PMI. */
@@ -512,6 +576,26 @@ static bool ptsim_irq_pmi(struct ptsim_cpu *c, unsigned int why)
 const struct ptsim_hooks ptsim_irq_hooks = {
 	.pmi	= ptsim_irq_pmi,
 };
+
+/* What ptsim_emit() did with a record. */
+enum ptsim_emit_result {
+	PTSIM_EMIT_OK,		/* written, a transaction is open */
+	PTSIM_EMIT_STALL,	/* not written: it needs a PMI the tick has not */
+	PTSIM_EMIT_STOP,	/* not written: the engine had to stop */
+};
+
+/*
+ * The write position at which the watermark's PMI comes: the end of the
+ * region that holds handle.wakeup, as a ToPA entry's INT bit raises the
+ * PMI at the end of its region (intel_pt marks the entry that holds the
+ * wakeup; arm_spe rounds it up to a page).  Trace hardware cannot
+ * interrupt at an arbitrary byte, and neither does ptsim: so the
+ * smallest aux_watermark costs no more interrupts than a region end.
+ */
+static unsigned long ptsim_wakeup_at(const struct ptsim_cpu *c)
+{
+	return round_up(c->handle.wakeup, 1UL << c->buf->region_shift);
+}
 
 /**
  * ptsim_emit() - write one record into the AUX buffer, as the DMA does
@@ -527,18 +611,25 @@ const struct ptsim_hooks ptsim_irq_hooks = {
  * far is committed first.  In overwrite mode the padding simply counts as
  * written.
  *
- * Once the write position reaches handle.wakeup (the watermark), the
- * transaction is ended and the next one begun, so that perf wakes the
- * consumer; not when the transaction's space is exactly used up, since
- * the next record then ends it with TRUNCATED.  A record that does not
- * fit in handle.size ends the transaction with TRUNCATED.
+ * Once the write position reaches the end of the region that holds
+ * handle.wakeup (the watermark, see ptsim_wakeup_at()), the transaction is
+ * ended and the next one begun, so that perf wakes the consumer; not when
+ * the transaction's space is exactly used up, since the next record then
+ * ends it with TRUNCATED.  A record that does not fit in handle.size ends
+ * the transaction with TRUNCATED.  Each of these is a PMI, and a tick
+ * raises at most &struct ptsim_cpu.pmi_cap of them (see "The interrupt
+ * rate"): without one left, the record is not written, and the watermark's
+ * PMI waits for the next.
  *
  * Context: the CPU of @c, interrupts disabled.
- * Return: true if the record was written and a transaction is open; false
- * if the engine had to stop: the buffer is full (the transaction was ended
- * with TRUNCATED) or has gone away (perf_aux_output_begin() failed).
+ * Return: %PTSIM_EMIT_OK if the record was written and a transaction is
+ * open; %PTSIM_EMIT_STALL if it was not, for want of a PMI, and it must
+ * be written again; %PTSIM_EMIT_STOP if the engine had to stop: the
+ * buffer is full (the transaction was ended with TRUNCATED) or has gone
+ * away (perf_aux_output_begin() failed).
  */
-static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
+static enum ptsim_emit_result ptsim_emit(struct ptsim_cpu *c, const u8 *rec,
+					 unsigned int len)
 {
 	struct ptsim_buf *buf = c->buf;
 	unsigned long pos = c->handle.head + c->written;
@@ -558,27 +649,31 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 			c->written += room;
 		} else {
 			if (c->written) {
+				if (!ptsim_pmi_room(c))
+					return PTSIM_EMIT_STALL;
 				if (!ptsim_pmi(c, PTSIM_PMI_INT))
-					return false;
+					return PTSIM_EMIT_STOP;
 				buf = c->buf;
 				pos = c->handle.head;
 				room = region_room(buf, pos);
 			}
 			if (room > c->handle.size)
-				return ptsim_pmi(c, PTSIM_PMI_FULL);
+				goto full;
 			ptsim_aux_copy(buf, pos, NULL, room);
 			smp_wmb();	/* PAD visible before aux_head moves */
 			/* Cannot fail: room <= handle.size was checked. */
 			perf_aux_output_skip(&c->handle, room);
 		}
+		c->tick_bytes += room;
 		pos += room;
 	}
 
 	if (!buf->snapshot && c->written + len > c->handle.size)
-		return ptsim_pmi(c, PTSIM_PMI_FULL);
+		goto full;
 	ptsim_aux_copy(buf, pos, rec, len);
 	barrier();	/* for ptsim_snapshot_aux() */
 	c->written += len;
+	c->tick_bytes += len;
 	/* An overflow record (OVF first) leaves a gap in this transaction. */
 	if (rec[0] == 0x02 && rec[1] == 0xf3)
 		c->lossy = true;
@@ -589,10 +684,17 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
 	 * transaction with TRUNCATED, which a plain end followed by a failed
 	 * begin would not report.
 	 */
-	if (!buf->snapshot && c->handle.head + c->written >= c->handle.wakeup &&
-	    c->written < c->handle.size)
-		return ptsim_pmi(c, PTSIM_PMI_INT);
-	return true;
+	if (!buf->snapshot && c->handle.head + c->written >= ptsim_wakeup_at(c) &&
+	    c->written < c->handle.size && ptsim_pmi_room(c) &&
+	    !ptsim_pmi(c, PTSIM_PMI_INT))
+		return PTSIM_EMIT_STOP;
+	return PTSIM_EMIT_OK;
+
+full:
+	if (!ptsim_pmi_room(c))
+		return PTSIM_EMIT_STALL;
+	ptsim_pmi(c, PTSIM_PMI_FULL);
+	return PTSIM_EMIT_STOP;
 }
 
 /**
@@ -602,9 +704,15 @@ static bool ptsim_emit(struct ptsim_cpu *c, const u8 *rec, unsigned int len)
  * @budget: bytes to move; the last record may overshoot it, as records are
  * never split.  ULONG_MAX empties the FIFO.
  *
+ * In the tick the drain also ends where the next record needs a PMI the
+ * tick has no more of (see "The interrupt rate"); that record stays
+ * first in the FIFO.  Elsewhere it does not: pmu::stop and flush empty
+ * the FIFO with @budget ULONG_MAX.
+ *
  * Context: the CPU of @c, interrupts disabled.
- * Return: true if the budget is used up or the FIFO is empty, with a
- * transaction open; false if ptsim_emit() had to stop the engine.
+ * Return: true if the budget is used up, the FIFO is empty or the tick's
+ * PMIs are, with a transaction open; false if ptsim_emit() had to stop the
+ * engine.
  */
 bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 		 unsigned long budget)
@@ -612,8 +720,13 @@ bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 	u8 rec[PTSIM_MAX_RECORD];
 	unsigned int len;
 
-	while (budget && (len = fifo_get(ev, rec))) {
-		if (!ptsim_emit(c, rec, len))
+	while (budget && (len = fifo_peek(ev, rec))) {
+		enum ptsim_emit_result r = ptsim_emit(c, rec, len);
+
+		if (r == PTSIM_EMIT_STALL)
+			break;
+		fifo_pop(ev, len);
+		if (r == PTSIM_EMIT_STOP)
 			return false;
 		budget -= min_t(unsigned long, budget, len);
 	}
@@ -694,6 +807,67 @@ void __init ptsim_irqoff_debugfs_init(struct dentry *dir)
 	debugfs_create_file("irqoff", 0600, dir, NULL, &ptsim_irqoff_fops);
 }
 
+/*
+ * What the ticks of each CPU did, for debugfs ptsim/tick: how many ran,
+ * and the most PMIs and AUX bytes one of them took, the figures the
+ * interrupt rate's bound is about (see "The interrupt rate").  Written
+ * by the tick on its own CPU; the maxima reset as ptsim/irqoff's are.
+ */
+struct ptsim_tick_stats {
+	u64		ticks;
+	unsigned int	max_pmis;
+	unsigned long	max_bytes;
+};
+
+static DEFINE_PER_CPU(struct ptsim_tick_stats, ptsim_tick_stats);
+
+static void ptsim_tick_note(const struct ptsim_cpu *c)
+{
+	struct ptsim_tick_stats *st = this_cpu_ptr(&ptsim_tick_stats);
+
+	WRITE_ONCE(st->ticks, st->ticks + 1);
+	if (c->tick_pmis > READ_ONCE(st->max_pmis))
+		WRITE_ONCE(st->max_pmis, c->tick_pmis);
+	if (c->tick_bytes > READ_ONCE(st->max_bytes))
+		WRITE_ONCE(st->max_bytes, c->tick_bytes);
+}
+
+static int ptsim_tick_show(struct seq_file *m, void *unused)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ptsim_tick_stats *st = per_cpu_ptr(&ptsim_tick_stats, cpu);
+
+		seq_printf(m, "cpu%u ticks %llu max_pmis %u max_bytes %lu\n",
+			   cpu, READ_ONCE(st->ticks), READ_ONCE(st->max_pmis),
+			   READ_ONCE(st->max_bytes));
+	}
+	return 0;
+}
+
+/* Any write resets the maxima of every CPU. */
+static ssize_t ptsim_tick_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ptsim_tick_stats *st = per_cpu_ptr(&ptsim_tick_stats, cpu);
+
+		WRITE_ONCE(st->max_pmis, 0);
+		WRITE_ONCE(st->max_bytes, 0);
+	}
+	return count;
+}
+
+DEFINE_SHOW_STORE_ATTRIBUTE(ptsim_tick);
+
+void __init ptsim_tick_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("tick", 0600, dir, NULL, &ptsim_tick_fops);
+}
+
 /* ---- the producer ---- */
 
 /**
@@ -759,7 +933,10 @@ void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev)
 	c->tracing = false;
 }
 
-/* One tick of packet production into the FIFO, at the trace's IP. */
+/*
+ * One tick of packet production into the FIFO, at the trace's IP; none
+ * once the event is paused, which may happen in NMI meanwhile.
+ */
 static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev)
 {
 	u64 ip = ev->at;
@@ -767,6 +944,8 @@ static void ptsim_produce(struct ptsim_cpu *c, struct ptsim_event *ev)
 	unsigned int i, len;
 
 	for (i = 0; i < ev->rate; i++) {
+		if (READ_ONCE(c->event->hw.aux_paused))
+			break;
 		if (ev->ovf_pending) {
 			len = ptsim_rec_overflow(rec, ev->lost, ip);
 			if (!fifo_put(ev, rec, len))
@@ -820,13 +999,65 @@ void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event)
 }
 
 /**
+ * ptsim_engine_stop() - what pmu::stop does: flush the FIFO, end the transaction
+ * @c: the trace engine of this CPU
+ * @event: the event it traces, not stopped yet or stopped with
+ * &struct ptsim_cpu.stop_req set
+ *
+ * Trace hardware writes out its internal buffers when it is disabled, so
+ * the FIFO is flushed into the AUX buffer, followed by an overflow report
+ * for records dropped since the last one and by the disable packets, and
+ * the transaction is ended.  If the buffer fills during the flush, the
+ * transaction ends with TRUNCATED and the rest of the FIFO is lost.  The
+ * flush goes through the normal output path, so it may end and begin
+ * transactions on its way (at the watermark, or to skip a region's
+ * padding: see ptsim_emit()), all handled in place, with no PMI; the last
+ * step, ptsim_commit() or a failed begin, leaves none open.  The caller
+ * has made sure that the tick does not run again for this activation.
+ *
+ * Context: the CPU of @c, interrupts disabled, not in NMI nor inside the
+ * tick's own work (pmu::stop, start or flush, or the tick before it
+ * returns HRTIMER_NORESTART).
+ */
+void ptsim_engine_stop(struct ptsim_cpu *c, struct perf_event *event)
+{
+	struct ptsim_event *ev = event->pmu_private;
+	u64 t0 = local_clock();
+
+	WARN_ON_ONCE(in_nmi() || c->in_tick);
+	c->stop_req = false;
+	c->pmi_carry = 0;
+	event->hw.state = PERF_HES_STOPPED;
+	/* The first drain makes room for the disable packets. */
+	if (c->buf && ptsim_drain(c, ev, ULONG_MAX)) {
+		u8 rec[PTSIM_MAX_RECORD];
+
+		/* Records dropped since the last OVF: report them now. */
+		if (ev->ovf_pending)
+			ptsim_put_control(ev, rec,
+					  ptsim_rec_overflow(rec, ev->lost,
+							     c->tracing ? ev->at : 0));
+		if (c->tracing)
+			ptsim_trace_off(c, ev);
+		if (ptsim_drain(c, ev, ULONG_MAX))
+			ptsim_commit(c);
+	}
+	ptsim_account(event);
+	ptsim_fifo_reset(ev);
+	c->tracing = false;
+	ptsim_irqoff_note(PTSIM_IRQOFF_STOP, t0);
+}
+
+/**
  * ptsim_tick() - one tick of the trace engine
  * @timer: the engine's hrtimer
  *
  * Acts on the pause state the perf core keeps in hw.aux_paused (writing
  * the disable or the enable packets), produces this tick's records into
  * the FIFO while tracing, and drains up to the per-tick budget into the
- * AUX buffer.  Stops for good when the buffer is full or gone.
+ * AUX buffer.  Stops for good when the buffer is full or gone, and does
+ * the work of a pmu::stop that came in NMI or inside the tick (a throttle
+ * of the event's group: see ptsim_stop()), at its start or its end.
  *
  * Context: hard interrupt, on the CPU the timer is pinned to.
  * Return: HRTIMER_RESTART while the engine runs, HRTIMER_NORESTART once it
@@ -845,10 +1076,21 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 	const struct ptsim_hooks *mark = c->hooks[PTSIM_HOOK_MARK];
 	bool running;
 
-	if (!event || (event->hw.state & PERF_HES_STOPPED) || !c->buf)
+	if (!event)
+		return HRTIMER_NORESTART;
+	if (c->stop_req) {
+		ptsim_engine_stop(c, event);
+		return HRTIMER_NORESTART;
+	}
+	if ((event->hw.state & PERF_HES_STOPPED) || !c->buf)
 		return HRTIMER_NORESTART;
 	ev = event->pmu_private;
 	c->in_tick = true;
+	c->tick_pmis = 0;
+	c->tick_bytes = 0;
+	/* A mark overflow the last tick had no PMI left for. */
+	if (c->pmi_carry)
+		ptsim_pmi(c, 0);
 	if (mode && mode->run) {
 		running = mode->run(c, ev);
 		goto out;
@@ -866,16 +1108,25 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 		ptsim_produce(c, ev);
 	if (mark && mark->ticked)
 		mark->ticked(c, ev, ev->at);
+	/* A pause during this tick (in NMI): its packets now, not next tick. */
+	if (c->tracing && READ_ONCE(event->hw.aux_paused))
+		ptsim_trace_off(c, ev);
 	running = ptsim_drain(c, ev, ev->drain);
 out:
 	c->in_tick = false;
+	ptsim_tick_note(c);
 	ptsim_account(event);
 	if (!running) {
+		c->stop_req = false;
 		ptsim_halt(c, event);
 		ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
 		return HRTIMER_NORESTART;
 	}
-	hrtimer_forward_now(timer, ev->period);
 	ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
+	if (c->stop_req) {
+		ptsim_engine_stop(c, event);
+		return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(timer, ev->period);
 	return HRTIMER_RESTART;
 }

@@ -68,7 +68,7 @@ static void ptsim_mark_ticked(struct ptsim_cpu *c, struct ptsim_event *ev,
 	if (nr * period != n)
 		return;
 	if (!mark->attr.aux_output)
-		ptsim_pmi(c, PTSIM_PMI_MARK);
+		ptsim_pmi_raise(c, PTSIM_PMI_MARK);
 	else if (c->tracing)
 		ptsim_put_control(ev, rec, ptsim_rec_mark(rec, (u32)nr, ip));
 }

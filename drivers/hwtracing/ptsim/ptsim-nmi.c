@@ -11,29 +11,44 @@
  * perf_event_overflow() as for a hardware counter, so that AUX sampling
  * and aux_pause/aux_resume run in NMI too.
  *
- * Which NMIs are ours.  An NMI sent by IPI leaves no trace in the
- * hardware, so the handler cannot tell it from another: an NMI of ours
- * may be claimed by another handler (the AMD PMU driver claims unknown
- * NMIs for a while after its own; a sender that raises a flag before its
- * IPI claims whatever NMI comes while the flag is up), and that sender's
- * own NMI then comes with no owner.  So ptsim does not claim in the first
- * round: its handler is an NMI_UNKNOWN one, which default_do_nmi() calls
- * only for an NMI that no NMI_LOCAL handler (perf, the watchdog, the
- * backtrace IPI, ...) claimed and whose NMI reason port showed nothing.
- * So ptsim never takes an NMI that has an owner, nor skips the platform's
- * own NMI handling.  In that round it claims by count: each NMI it sends
- * is one claim owed (ptsim_nmi_owed), and the handler claims an NMI in
- * which it finds the reasons the tick posted, or, without them, while a
- * claim is owed, one fewer each time.  So ptsim claims as many NMIs as it
- * sent, whichever of them are its own: one that another handler took
- * leaves its claim to the NMI it took the place of, and an NMI of
- * nobody's beyond those is reported as unknown, as it should be.  A
- * claim without reasons must come within PTSIM_NMI_GRACE_NS of the last
- * send, and claims owed are at most PTSIM_NMI_MAX_OWED, so that NMIs lost
- * by merging into another cannot pile up into a cover for a real unknown
+ * Which NMIs are ours.  A PMU's NMI handler reads its status register
+ * and claims the NMI if the register says an interrupt is pending; the
+ * reasons the tick posts (&struct ptsim_cpu.pmi) are ptsim's status
+ * register.  So ptsim claims at NMI_LOCAL, beside perf and the watchdog,
+ * an NMI in which it finds its reasons, as a PMU does: in the normal
+ * path an NMI of ptsim's is claimed in the first round, the NMI reason
+ * port is not read and no NMI_UNKNOWN handler (ipmi_watchdog's pre-NMI
+ * panic, Hyper-V's latch) is ever shown it.
+ *
+ * An NMI sent by IPI leaves no trace in the hardware, though, so the
+ * reasons may be found by another NMI than the one sent for them: one
+ * that comes while they are posted (an NMI the hardware merged with
+ * ours, or another sender's, whose owner claims it too); ours then comes
+ * with nothing to find.  For that case, and for the NMI of a PMI the
+ * tick took back (below), ptsim keeps a count: each NMI it sends is one
+ * claim owed (ptsim_nmi_owed), an NMI claimed by its reasons pays one,
+ * and a second handler, at NMI_UNKNOWN (called only for an NMI nobody
+ * claimed and the reason port did not explain, so never in place of an
+ * owner), claims an NMI without reasons while a claim is owed, one fewer
+ * each time.  So ptsim claims as many NMIs as it sent, and an NMI of
+ * nobody's beyond those is reported as unknown, as it should be.  A claim
+ * without reasons must come within PTSIM_NMI_GRACE_NS of the last send,
+ * and claims owed are at most PTSIM_NMI_MAX_OWED, so that NMIs lost by
+ * merging into another cannot pile up into a cover for a real unknown
  * NMI.  One that finds the reasons is claimed whenever it comes: a guest
  * whose virtual CPU the host did not run for a while gets its NMI late
  * by the guest's clock.
+ *
+ * The order of the sender's steps is what keeps the count true: it posts
+ * the reasons first and only then owes the claim.  An NMI that comes
+ * before the claim is owed finds the reasons and is claimed by them (it
+ * stands in for ours, and pays nothing, as none is owed yet); ours then
+ * comes with nothing to find and pays the claim.  Owed first, an unowned
+ * NMI between the two steps would be claimed by the count as a stray,
+ * and ours, claimed by its reasons, would find no claim left to pay.
+ * Either way an NMI that comes while the reasons are posted is taken for
+ * ptsim's, as an NMI that comes while a PMU's status bit is set is taken
+ * for the PMU's: there is nothing else to tell them apart by.
  *
  * The reasons are handled by whichever unowned NMI comes first while
  * they are posted (ours, or the one whose place ours took).  If none has
@@ -45,11 +60,12 @@
  *
  * debugfs ptsim/nmi has a line per CPU:
  *   "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n> stray <n>"
- * sent: NMIs raised; handled: NMIs the handler found reasons in; pmi and
- * mark: those reasons handled in NMI; late: PMIs the engine took back
- * and handled in place because their NMI had not come within
- * PTSIM_NMI_WAIT_NS; stray: NMIs claimed that found no reasons (the NMI
- * of a late PMI, or one whose place an NMI of ours took).
+ * sent: NMIs raised; handled: NMIs claimed at NMI_LOCAL for the reasons
+ * found in them; pmi and mark: those reasons handled in NMI; late: PMIs
+ * the engine took back and handled in place because their NMI had not
+ * come within PTSIM_NMI_WAIT_NS; stray: NMIs claimed at NMI_UNKNOWN, by
+ * the count (the NMI of a late PMI, or one whose reasons another NMI
+ * took).
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
@@ -94,52 +110,67 @@ static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
  * NMIs this CPU sent itself and not yet claimed (see the top), and the
  * local_clock() of the last send.  Raised by the tick, with interrupts
  * off but not NMIs, so with local_inc(); lowered only in NMI, which
- * nothing on this CPU interrupts.
+ * nothing on this CPU interrupts, with local_dec() or local_set().
  */
 static DEFINE_PER_CPU(local_t, ptsim_nmi_owed);
 static DEFINE_PER_CPU(u64, ptsim_nmi_last_sent);
 static bool ptsim_nmi_registered;
 
+/* Pay one claim owed, if one is. */
+static void ptsim_nmi_pay(local_t *owed)
+{
+	if (local_read(owed) > 0)
+		local_dec(owed);
+}
+
 /*
- * An NMI nobody else claimed (see the top).  The reasons are taken with
- * xchg(): if the tick has taken them back first, there is nothing to
- * handle.  A handler that finds them runs while the tick that posted them
- * waits (NMIs nest into the code they interrupt), so the transaction is
- * in the state the tick left it in, and the tick goes on only once we
- * return.  The sample registers are those the tick interrupted, the
- * workload's, not this NMI's, which are the tick's own.  Whether the NMI
- * is claimed depends only on the claims owed.
+ * Every NMI, at NMI_LOCAL: ours if it finds the reasons (see the top).
+ * They are taken with xchg(): if the tick has taken them back first,
+ * there is nothing to handle.  A handler that finds them runs while the
+ * tick that posted them waits (NMIs nest into the code they interrupt),
+ * so the transaction is in the state the tick left it in, and the tick
+ * goes on only once we return.  The sample registers are those the tick
+ * interrupted, the workload's, not this NMI's, which are the tick's own.
  */
-static int ptsim_nmi_handler(unsigned int cmd, struct pt_regs *regs)
+static int ptsim_nmi_local(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
-	local_t *owed = this_cpu_ptr(&ptsim_nmi_owed);
 	unsigned int why = xchg(&c->pmi, 0);
-	bool claim = why;
 
-	if (local_read(owed) > 0) {
-		if (claim || local_clock() - __this_cpu_read(ptsim_nmi_last_sent) <=
-		    PTSIM_NMI_GRACE_NS) {
-			local_dec(owed);
-			claim = true;
-		} else {
-			local_set(owed, 0);
-		}
-	}
+	if (!why)
+		return NMI_DONE;
+	ptsim_nmi_pay(this_cpu_ptr(&ptsim_nmi_owed));
+	ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
+	WRITE_ONCE(st->handled, st->handled + 1);
+	if (why & PTSIM_PMI_MARK)
+		WRITE_ONCE(st->mark, st->mark + 1);
+	if (why & (PTSIM_PMI_INT | PTSIM_PMI_FULL))
+		WRITE_ONCE(st->pmi, st->pmi + 1);
+	ptsim_pmi_handle(c, why, c->pmi_regs);
+	return NMI_HANDLED;
+}
 
-	if (why) {
-		ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
-		WRITE_ONCE(st->handled, st->handled + 1);
-		if (why & PTSIM_PMI_MARK)
-			WRITE_ONCE(st->mark, st->mark + 1);
-		if (why & (PTSIM_PMI_INT | PTSIM_PMI_FULL))
-			WRITE_ONCE(st->pmi, st->pmi + 1);
-		ptsim_pmi_handle(c, why, c->pmi_regs);
-	} else if (claim) {
-		WRITE_ONCE(st->stray, st->stray + 1);
+/*
+ * An NMI nobody claimed, with no reasons of ours in it (the first round
+ * would have found them): one of ours whose reasons another NMI took, or
+ * whose PMI the tick took back, while a claim is owed (see the top).
+ */
+static int ptsim_nmi_unknown(unsigned int cmd, struct pt_regs *regs)
+{
+	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
+	local_t *owed = this_cpu_ptr(&ptsim_nmi_owed);
+
+	if (local_read(owed) <= 0)
+		return NMI_DONE;
+	if (local_clock() - __this_cpu_read(ptsim_nmi_last_sent) >
+	    PTSIM_NMI_GRACE_NS) {
+		local_set(owed, 0);
+		return NMI_DONE;
 	}
-	return claim ? NMI_HANDLED : NMI_DONE;
+	local_dec(owed);
+	WRITE_ONCE(st->stray, st->stray + 1);
+	return NMI_HANDLED;
 }
 
 /*
@@ -158,13 +189,17 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 	c->pmi_regs = get_irq_regs();
 	c->pmi_sent = local_clock();
 	__this_cpu_write(ptsim_nmi_last_sent, c->pmi_sent);
-	if (local_read(this_cpu_ptr(&ptsim_nmi_owed)) < PTSIM_NMI_MAX_OWED)
-		local_inc(this_cpu_ptr(&ptsim_nmi_owed));
 	/* What the handler reads before the reasons it finds them by. */
 	barrier();
 	WRITE_ONCE(c->pmi, why);
 	WRITE_ONCE(st->sent, st->sent + 1);
-	/* The reasons are posted before the NMI can look for them. */
+	/*
+	 * The reasons are posted before the claim is owed (see the top),
+	 * and both before the NMI can look for them.
+	 */
+	barrier();
+	if (local_read(this_cpu_ptr(&ptsim_nmi_owed)) < PTSIM_NMI_MAX_OWED)
+		local_inc(this_cpu_ptr(&ptsim_nmi_owed));
 	barrier();
 	__apic_send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
 
@@ -226,9 +261,15 @@ void __init ptsim_nmi_init(struct dentry *dir)
 		pr_info("no local APIC: PMIs are handled in the tick's interrupt\n");
 		return;
 	}
-	ret = register_nmi_handler(NMI_UNKNOWN, ptsim_nmi_handler, 0, "ptsim");
+	ret = register_nmi_handler(NMI_LOCAL, ptsim_nmi_local, 0, "ptsim");
+	if (!ret) {
+		ret = register_nmi_handler(NMI_UNKNOWN, ptsim_nmi_unknown, 0,
+					   "ptsim");
+		if (ret)
+			unregister_nmi_handler(NMI_LOCAL, "ptsim");
+	}
 	if (ret) {
-		pr_warn("NMI handler not registered (%d): PMIs are handled in the tick's interrupt\n",
+		pr_warn("NMI handlers not registered (%d): PMIs are handled in the tick's interrupt\n",
 			ret);
 		return;
 	}
@@ -242,5 +283,6 @@ void ptsim_nmi_exit(void)
 	if (!ptsim_nmi_registered)
 		return;
 	unregister_nmi_handler(NMI_UNKNOWN, "ptsim");
+	unregister_nmi_handler(NMI_LOCAL, "ptsim");
 	ptsim_nmi_registered = false;
 }

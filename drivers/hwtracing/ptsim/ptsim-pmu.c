@@ -83,12 +83,19 @@ static void ptsim_start(struct perf_event *event, int flags)
 	/* Resume: the next tick sees hw.aux_paused clear (see the top). */
 	if (flags & PERF_EF_RESUME)
 		return;
+	/* A stop in NMI the tick has not acted on yet: do its work first. */
+	if (c->stop_req) {
+		hrtimer_try_to_cancel(&c->timer);
+		ptsim_engine_stop(c, event);
+	}
 
 	/* The engine's parts for this event (see struct ptsim_hooks). */
 	c->hooks[PTSIM_HOOK_DELIVERY] = ev->irq_pmi || ev->nmi_late ?
 					&ptsim_irq_hooks :
 					ptsim_nmi_delivery() ?: &ptsim_irq_hooks;
 	c->hooks[PTSIM_HOOK_MODE] = ev->bench_shift ? &ptsim_bench_hooks : NULL;
+	c->pmi_cap = ev->unprivileged ? PTSIM_USER_PMIS_PER_TICK : UINT_MAX;
+	c->pmi_carry = 0;
 	if (!ptsim_begin(c, event)) {
 		event->hw.state = PERF_HES_STOPPED;
 		return;
@@ -110,66 +117,52 @@ static void ptsim_start(struct perf_event *event, int flags)
 /**
  * ptsim_stop() - pmu::stop: stop the engine and end the AUX transaction
  * @event: the event
- * @flags: PERF_EF_PAUSE for a pause, which only the next tick acts on
+ * @flags: PERF_EF_PAUSE for a pause, which the engine acts on (see the top)
  *
- * Trace hardware writes out its internal buffers when it is disabled, so
- * the FIFO is flushed into the AUX buffer, followed by an overflow report
- * for records dropped since the last one and by the disable packets, and
- * the transaction is ended.  No transaction may stay open once pmu::stop
- * has returned: the perf core stops the events of a buffer before it
- * frees it.  If the buffer fills during the flush, the transaction ends
- * with TRUNCATED and the rest of the FIFO is lost.
+ * Stops the tick and does what disabling trace hardware does
+ * (ptsim_engine_stop()): the FIFO is written out and the transaction
+ * ended.  No transaction may stay open once pmu::stop has returned from
+ * a sched-out, a disable or a del: the perf core stops the events of a
+ * buffer before it frees it.
  *
- * The flush goes through the normal output path, so it may end and begin
- * transactions on its way (at the watermark, or to skip a region's
- * padding: see ptsim_emit()).  That is legal in pmu::stop only because
- * the last step, ptsim_commit() or a failed begin, leaves none open; a
- * driver that copies this must keep it so.
+ * The perf core also stops the event in NMI: when it throttles the
+ * event's group (perf_event_throttle_group(), from the overflow of a
+ * member: ptsim_mark's PMI, or a core PMU counter's NMI), with @flags 0.
+ * Neither the tick's timer, whose base lock is not NMI-safe, nor the
+ * FIFO's flush, which may take PMIs of its own, can be touched there, nor
+ * inside the tick, whose drain the throttle may interrupt (with
+ * irq_pmi).  So there the event is only marked stopped, and the work is
+ * requested (&struct ptsim_cpu.stop_req): the tick does it, at its end if
+ * the throttle came inside it, at its next run otherwise (within one
+ * period, during which it may still raise PMIs within its cap), unless
+ * pmu::start, stop or flush comes first and does it.  intel_pt's stop in
+ * NMI likewise only turns the hardware off.
  *
- * Context: the event's CPU, interrupts disabled; a pause may also come
- * from NMI context.
+ * Context: the event's CPU, interrupts disabled; a pause, and a throttle,
+ * may also come from NMI context.
  */
 static void ptsim_stop(struct perf_event *event, int flags)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
-	struct ptsim_event *ev = event->pmu_private;
-	u64 t0;
 
 	if (flags & PERF_EF_PAUSE)
 		return;
-	if (event->hw.state & PERF_HES_STOPPED)
+	if (in_nmi() || c->in_tick) {
+		if (!(event->hw.state & PERF_HES_STOPPED)) {
+			WRITE_ONCE(c->stop_req, true);
+			event->hw.state = PERF_HES_STOPPED;
+		}
 		return;
-	t0 = local_clock();
+	}
+	if ((event->hw.state & PERF_HES_STOPPED) && !c->stop_req)
+		return;
 
 	/*
 	 * IRQs are off and the timer is pinned to this CPU, so it is not
 	 * running; cancelling cannot fail.
 	 */
 	hrtimer_try_to_cancel(&c->timer);
-	event->hw.state = PERF_HES_STOPPED;
-
-	/*
-	 * Disable flushes the FIFO, as trace hardware writes out its
-	 * internal buffers when tracing is turned off.  The first drain
-	 * makes room for the disable packets.
-	 */
-	if (c->buf && ptsim_drain(c, ev, ULONG_MAX)) {
-		u8 rec[PTSIM_MAX_RECORD];
-
-		/* Records dropped since the last OVF: report them now. */
-		if (ev->ovf_pending)
-			ptsim_put_control(ev, rec,
-					  ptsim_rec_overflow(rec, ev->lost,
-							     c->tracing ? ev->at : 0));
-		if (c->tracing)
-			ptsim_trace_off(c, ev);
-		if (ptsim_drain(c, ev, ULONG_MAX))
-			ptsim_commit(c);
-	}
-	ptsim_account(event);
-	ptsim_fifo_reset(ev);
-	c->tracing = false;
-	ptsim_irqoff_note(PTSIM_IRQOFF_STOP, t0);
+	ptsim_engine_stop(c, event);
 }
 
 /*
@@ -213,6 +206,12 @@ static int ptsim_flush(struct perf_event *event)
 
 	if (ev->noflush)
 		return -EOPNOTSUPP;
+	/* Stopped by a throttle in NMI: its work flushes the FIFO. */
+	if (c->event == event && c->stop_req) {
+		hrtimer_try_to_cancel(&c->timer);
+		ptsim_engine_stop(c, event);
+		return 0;
+	}
 	/* Stopped on its own (full buffer): the FIFO was discarded. */
 	if (c->event != event || (event->hw.state & PERF_HES_STOPPED) ||
 	    !c->buf)
@@ -278,6 +277,7 @@ static void ptsim_del(struct perf_event *event, int flags)
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 
 	ptsim_stop(event, PERF_EF_UPDATE);
+	c->pmi_carry = 0;
 	c->hooks[PTSIM_HOOK_MARK] = NULL;
 	c->mark = NULL;
 	c->event = NULL;
@@ -536,6 +536,7 @@ static int ptsim_event_init(struct perf_event *event)
 	u64 config2 = event->attr.config2;
 	unsigned int rate, period, fifo_shift, region, loss, bench;
 	struct ptsim_event *ev;
+	bool unprivileged;
 
 	/* Any of the engine's registrations (see ptsim_init()). */
 	if (event->attr.type != event->pmu->type)
@@ -568,9 +569,13 @@ static int ptsim_event_init(struct perf_event *event)
 	 * ptsim.rst).  An inherited event was checked when its parent was
 	 * opened: the task that forks need not be the one that opened it.
 	 */
+	if (event->parent)
+		unprivileged = ((struct ptsim_event *)event->parent->pmu_private)->unprivileged;
+	else
+		unprivileged = !perfmon_capable();
 	if ((rate > PTSIM_USER_MAX_RATE || period < PTSIM_USER_MIN_PERIOD_US ||
 	     fifo_shift > PTSIM_USER_MAX_FIFO_SHIFT || bench) &&
-	    !event->parent && !perfmon_capable())
+	    !event->parent && unprivileged)
 		return -EACCES;
 
 	/* Charged to the opener's memory cgroup, as its buffers are. */
@@ -596,6 +601,7 @@ static int ptsim_event_init(struct perf_event *event)
 	ev->region_shift = region;
 	ev->noflush = FIELD_GET(PTSIM_CFG1_NOFLUSH, config1);
 	ev->irq_pmi = FIELD_GET(PTSIM_CFG1_IRQ_PMI, config1);
+	ev->unprivileged = unprivileged;
 	ev->aux_flags = FIELD_PREP(PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK,
 				   FIELD_GET(PTSIM_CFG1_FMT, config1));
 	ev->loss_flag = loss == PTSIM_LOSS_PARTIAL ? PERF_AUX_FLAG_PARTIAL :
@@ -668,6 +674,11 @@ PTSIM_CAP(max_rate, "%u", PTSIM_MAX_RATE);
 PTSIM_CAP(min_period_us, "%u", PTSIM_MIN_PERIOD_US);
 PTSIM_CAP(max_fifo_shift, "%u", PTSIM_MAX_FIFO_SHIFT);
 PTSIM_CAP(max_region_shift, "%u", PTSIM_MAX_REGION_SHIFT);
+/* What a user without CAP_PERFMON may ask for and cost ("Privileges"). */
+PTSIM_CAP(user_max_rate, "%u", PTSIM_USER_MAX_RATE);
+PTSIM_CAP(user_min_period_us, "%u", PTSIM_USER_MIN_PERIOD_US);
+PTSIM_CAP(user_max_fifo_shift, "%u", PTSIM_USER_MAX_FIFO_SHIFT);
+PTSIM_CAP(user_pmis_per_tick, "%u", PTSIM_USER_PMIS_PER_TICK);
 PTSIM_CAP(psb_periods, "0x%lx", (2UL << FIELD_MAX(PTSIM_CFG_PSB)) - 1);
 /* As intel_pt's: a table of output regions; no MTC packets. */
 PTSIM_CAP(topa_multiple_entries, "%u", 1);
@@ -694,6 +705,10 @@ static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_min_period_us.attr,
 	&dev_attr_max_fifo_shift.attr,
 	&dev_attr_max_region_shift.attr,
+	&dev_attr_user_max_rate.attr,
+	&dev_attr_user_min_period_us.attr,
+	&dev_attr_user_max_fifo_shift.attr,
+	&dev_attr_user_pmis_per_tick.attr,
 	&dev_attr_psb_periods.attr,
 	&dev_attr_topa_multiple_entries.attr,
 	&dev_attr_mtc.attr,
@@ -770,6 +785,7 @@ static void __init ptsim_debugfs_init(void)
 	ptsim_debugfs_dir = dir;
 	ptsim_bench_debugfs_init(dir);
 	ptsim_irqoff_debugfs_init(dir);
+	ptsim_tick_debugfs_init(dir);
 	debugfs_create_file("setup_aux", 0400, dir, NULL,
 			    &ptsim_setup_aux_fops);
 	debugfs_create_atomic_t("setup_aux_calls", 0400, dir,

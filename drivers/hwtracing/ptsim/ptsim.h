@@ -68,14 +68,18 @@
 #define PTSIM_MAX_FIFO_SHIFT	22
 #define PTSIM_MAX_REGION_SHIFT	10
 /*
- * What a user without CAP_PERFMON may ask for (see "Privileges" in
- * ptsim.rst): a tick's work in hard interrupt bounded to a few KiB, the
- * FIFO that a stop or a flush drains with interrupts off to 64 KiB, and
- * no benchmark mode.
+ * What a user without CAP_PERFMON may cost the machine (see "Privileges"
+ * in ptsim.rst, where the bound is stated; these are its one home, shown
+ * in caps/): at most PTSIM_USER_MAX_RATE records a tick, at most one tick
+ * every PTSIM_USER_MIN_PERIOD_US, at most PTSIM_USER_PMIS_PER_TICK PMIs
+ * in a tick whatever the attributes (ptsim_pmi_room()), a FIFO, which a
+ * stop or a flush drains with interrupts off, of at most 64 KiB, and no
+ * benchmark mode.
  */
 #define PTSIM_USER_MAX_RATE	256
 #define PTSIM_USER_MIN_PERIOD_US	PTSIM_DEF_PERIOD_US
 #define PTSIM_USER_MAX_FIFO_SHIFT	16
+#define PTSIM_USER_PMIS_PER_TICK	2
 /* Benchmark transactions are 64 B .. 1 MiB. */
 #define PTSIM_MIN_BENCH_SHIFT	6
 #define PTSIM_MAX_BENCH_SHIFT	20
@@ -139,6 +143,8 @@ struct ptsim_buf {
  * @region_shift: region size is PAGE_SIZE << @region_shift, for setup_aux
  * @noflush: pmu::flush declines, so the perf core's generic path is used
  * @irq_pmi: the PMI is handled in the engine's hard interrupt, not in NMI
+ * @unprivileged: opened by a user without CAP_PERFMON (for an inherited
+ * event: its parent was), so bound by the PTSIM_USER_* limits
  * @nmi_late: an NMI of this event's did not come in time (see "The PMI"
  * in ptsim-engine.c): its PMIs are handled in place from then on
  * @aux_flags: PMU format type bits for every transaction's PERF_RECORD_AUX
@@ -176,6 +182,7 @@ struct ptsim_event {
 	unsigned int	region_shift;
 	bool		noflush;
 	bool		irq_pmi;
+	bool		unprivileged;
 	bool		nmi_late;
 	u64		aux_flags;
 	u64		loss_flag;
@@ -251,6 +258,15 @@ enum ptsim_hook_slot {
  * when @event leaves the engine (see ptsim-mark.c)
  * @hooks: the parts plugged into the engine, by &enum ptsim_hook_slot
  * @in_tick: the tick is running: a PMI goes through the delivery hook
+ * @pmi_cap: the most PMIs a tick may raise for @event (PTSIM_USER_PMIS_PER_TICK
+ * for an unprivileged event, UINT_MAX otherwise), set by pmu::start
+ * @tick_pmis: PMIs raised by the running tick
+ * @tick_bytes: bytes written into the AUX area by the running tick
+ * @pmi_carry: PTSIM_PMI_MARK reasons the running or the last tick could
+ * not raise within @pmi_cap, carried to the next PMI
+ * @stop_req: pmu::stop came in NMI or inside the tick (a throttle), where
+ * the stop's work cannot be done: the tick, or whichever of pmu::start,
+ * stop, flush comes first, does it (see ptsim_stop())
  * @pmi_regs: the registers the tick interrupted, the workload's, for the
  * handler of a PMI the tick raised (what hardware reports in a sample);
  * only valid while that tick runs
@@ -273,6 +289,11 @@ struct ptsim_cpu {
 	struct perf_event		*mark;
 	const struct ptsim_hooks	*hooks[PTSIM_NR_HOOKS];
 	bool				in_tick;
+	unsigned int			pmi_cap;
+	unsigned int			tick_pmis;
+	unsigned long			tick_bytes;
+	unsigned int			pmi_carry;
+	bool				stop_req;
 	struct pt_regs			*pmi_regs;
 	u64				pmi_sent;
 	unsigned int			pmi;
@@ -295,6 +316,8 @@ bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event);
 void ptsim_commit(struct ptsim_cpu *c);
 bool ptsim_interrupt(struct ptsim_cpu *c);
 bool ptsim_pmi(struct ptsim_cpu *c, unsigned int why);
+bool ptsim_pmi_room(const struct ptsim_cpu *c);
+void ptsim_pmi_raise(struct ptsim_cpu *c, unsigned int why);
 bool ptsim_pmi_handle(struct ptsim_cpu *c, unsigned int why,
 		      struct pt_regs *regs);
 extern const struct ptsim_hooks ptsim_irq_hooks;
@@ -303,6 +326,7 @@ bool ptsim_drain(struct ptsim_cpu *c, struct ptsim_event *ev,
 void ptsim_trace_on(struct ptsim_cpu *c, struct ptsim_event *ev, u64 ip);
 void ptsim_trace_off(struct ptsim_cpu *c, struct ptsim_event *ev);
 void ptsim_halt(struct ptsim_cpu *c, struct perf_event *event);
+void ptsim_engine_stop(struct ptsim_cpu *c, struct perf_event *event);
 enum hrtimer_restart ptsim_tick(struct hrtimer *timer);
 
 /*
@@ -319,6 +343,7 @@ enum ptsim_irqoff_kind {
 
 void ptsim_irqoff_note(enum ptsim_irqoff_kind kind, u64 t0);
 void __init ptsim_irqoff_debugfs_init(struct dentry *dir);
+void __init ptsim_tick_debugfs_init(struct dentry *dir);
 
 /* ptsim-pmu.c */
 bool ptsim_is_engine(const struct pmu *pmu);
