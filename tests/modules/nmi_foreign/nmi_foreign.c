@@ -12,11 +12,17 @@
  * a pause of 1 to 1.1 ms in between, so that they land at every point of
  * ptsim's own sending.
  *
+ * It also plays the NMI_UNKNOWN handlers that must never be shown an NMI
+ * of ptsim's in the normal path (ipmi_watchdog's pre-NMI handler, which
+ * panics, or Hyper-V's, which latches): a handler at NMI_UNKNOWN that
+ * counts every NMI it is shown, on any CPU, and claims none.
+ *
  * debugfs nmi_foreign/run: writing "<target cpu> <count>" sends count
  * NMIs to the target from a CPU other than it, and returns when they are
- * sent.  nmi_foreign/counts: "sent <n> claimed <n> unanswered <n>", the
- * NMIs sent, those the handler claimed, and those it had not claimed
- * within 1 s of their sending.
+ * sent.  nmi_foreign/counts: "sent <n> claimed <n> unanswered <n>
+ * unknown_seen <n>", the NMIs sent, those the handler claimed, those it
+ * had not claimed within 1 s of their sending, and the NMIs the
+ * NMI_UNKNOWN handler was shown.
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
@@ -35,7 +41,7 @@
 static int nmi_foreign_target = -1;
 static atomic_t nmi_foreign_pending = ATOMIC_INIT(0);
 static atomic_long_t nmi_foreign_sent, nmi_foreign_claimed;
-static atomic_long_t nmi_foreign_unanswered;
+static atomic_long_t nmi_foreign_unanswered, nmi_foreign_unknown_seen;
 static DEFINE_MUTEX(nmi_foreign_lock);
 static struct dentry *nmi_foreign_dir;
 
@@ -46,6 +52,13 @@ static int nmi_foreign_handler(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 	atomic_long_inc(&nmi_foreign_claimed);
 	return NMI_HANDLED;
+}
+
+/* Shown every NMI that no NMI_LOCAL handler claimed: count, claim none. */
+static int nmi_foreign_witness(unsigned int cmd, struct pt_regs *regs)
+{
+	atomic_long_inc(&nmi_foreign_unknown_seen);
+	return NMI_DONE;
 }
 
 struct nmi_foreign_run {
@@ -136,10 +149,11 @@ static const struct file_operations nmi_foreign_run_fops = {
 
 static int nmi_foreign_counts_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "sent %ld claimed %ld unanswered %ld\n",
+	seq_printf(m, "sent %ld claimed %ld unanswered %ld unknown_seen %ld\n",
 		   atomic_long_read(&nmi_foreign_sent),
 		   atomic_long_read(&nmi_foreign_claimed),
-		   atomic_long_read(&nmi_foreign_unanswered));
+		   atomic_long_read(&nmi_foreign_unanswered),
+		   atomic_long_read(&nmi_foreign_unknown_seen));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nmi_foreign_counts);
@@ -154,6 +168,12 @@ static int __init nmi_foreign_init(void)
 				   "nmi_foreign");
 	if (ret)
 		return ret;
+	ret = register_nmi_handler(NMI_UNKNOWN, nmi_foreign_witness, 0,
+				   "nmi_foreign_witness");
+	if (ret) {
+		unregister_nmi_handler(NMI_LOCAL, "nmi_foreign");
+		return ret;
+	}
 	nmi_foreign_dir = debugfs_create_dir("nmi_foreign", NULL);
 	debugfs_create_file("run", 0200, nmi_foreign_dir, NULL,
 			    &nmi_foreign_run_fops);
@@ -165,6 +185,7 @@ static int __init nmi_foreign_init(void)
 static void __exit nmi_foreign_exit(void)
 {
 	debugfs_remove_recursive(nmi_foreign_dir);
+	unregister_nmi_handler(NMI_UNKNOWN, "nmi_foreign_witness");
 	unregister_nmi_handler(NMI_LOCAL, "nmi_foreign");
 }
 

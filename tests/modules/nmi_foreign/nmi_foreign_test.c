@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ptsim claims only the NMIs it sent.
+ * ptsim claims only the NMIs it sent, and claims them as a PMU does.
  *
+ * First, with no other NMIs: ptsim's NMIs are claimed in the first round
+ * (NMI_LOCAL), so an NMI_UNKNOWN handler (nmi_foreign.ko's witness, in
+ * the place of ipmi_watchdog's pre-NMI handler, which panics on any NMI
+ * it is shown) is shown none of them, neither a privileged event's
+ * (the benchmark mode on CPU 1, until 2000 PMIs) nor an unprivileged
+ * one's (uid 65534 at perf_event_paranoid 2, a per-task event at the
+ * most records a tick such a user may ask for, on CPU 1 for 2 s), except
+ * the NMI of a PMI the engine took back as late, which has no reasons
+ * left to find.
+ *
+ * Then the foreign NMIs.
  * ptsim's PMI is an NMI it sends its own CPU (ptsim-nmi.c).  Another NMI
  * that arrives on that CPU while ptsim sends one, at any point of the
  * sending, must neither take ptsim's work nor leave ptsim's NMI unclaimed
@@ -26,6 +37,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +46,7 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +67,11 @@
 /* ptsim's config1 and config2: 64 transactions of 2^6 bytes per 100 us. */
 #define CONFIG1	((64ULL << 10) | (100ULL << 26))
 #define CONFIG2	6ULL
+/* The unprivileged event: 256 records a tick, ptsim's caps/user_max_rate. */
+#define USER_CONFIG1	(256ULL << 10)
+#define USER_MS		2000
+#define PRIV_PMIS	2000
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 
 static int failures, checks;
 
@@ -129,6 +147,103 @@ static long long foreign_sent(void)
 	return sent;
 }
 
+/* NMIs the module's NMI_UNKNOWN handler was shown so far, -1 if unknown. */
+static long long unknown_seen(void)
+{
+	FILE *f = fopen(DBG "/counts", "r");
+	long long v[4];
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "sent %lld claimed %lld unanswered %lld unknown_seen %lld",
+		   &v[0], &v[1], &v[2], &v[3]) != 4)
+		v[3] = -1;
+	fclose(f);
+	return v[3];
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * An unprivileged user's event: a child on CPU, as uid 65534 at
+ * perf_event_paranoid 2, traces itself for USER_MS with a per-task event
+ * at USER_CONFIG1, its AUX area consumed.  0, or why it could not.
+ */
+static int unprivileged_run(int type, long psz)
+{
+	char paranoid[16] = "";
+	int status, fd;
+	pid_t pid;
+	FILE *f;
+
+	f = fopen(PARANOID, "r");
+	if (!f || !fgets(paranoid, sizeof(paranoid), f)) {
+		if (f)
+			fclose(f);
+		return -ENOENT;
+	}
+	fclose(f);
+	if (write_file(PARANOID, "2"))
+		return -EACCES;
+	pid = fork();
+	if (!pid) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = type,
+			.config1 = USER_CONFIG1,
+			.disabled = 1,
+			.exclude_kernel = 1,
+		};
+		struct perf_event_mmap_page *pg;
+		cpu_set_t set;
+		double end;
+		void *aux;
+
+		CPU_ZERO(&set);
+		CPU_SET(CPU, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) ||
+		    setgid(65534) || setuid(65534))
+			_exit(2);
+		fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		if (fd < 0)
+			_exit(3);
+		pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (pg == MAP_FAILED)
+			_exit(4);
+		pg->aux_offset = 2 * psz;
+		pg->aux_size = 16 * psz;
+		aux = mmap(NULL, 16 * psz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fd, 2 * psz);
+		if (aux == MAP_FAILED)
+			_exit(5);
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		end = now_ms() + USER_MS;
+		while (now_ms() < end) {
+			__u64 head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
+
+			__atomic_store_n(&pg->aux_tail, head, __ATOMIC_RELEASE);
+		}
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = -1;
+	write_file(PARANOID, paranoid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("# unprivileged child: status %#x\n", status);
+		return -ECHILD;
+	}
+	return 0;
+}
+
 static bool sending;
 
 /* Foreign NMIs to CPU, in batches, until told to stop. */
@@ -199,13 +314,13 @@ static int one_round(int type, long psz)
 int main(void)
 {
 	long psz = sysconf(_SC_PAGESIZE), pmi0, late0, stray0, pmi, late, stray;
-	long long sent = -1, claimed = -1, unanswered = -1;
+	long long sent = -1, claimed = -1, unanswered = -1, seen0, seen;
 	int type, r, err = 0, unknown0, unknown;
 	pthread_t sender;
 	double t0;
 	FILE *f;
 
-	printf("TAP version 13\n1..4\n");
+	printf("TAP version 13\n1..6\n");
 	type = auxc_pmu_type("ptsim");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || type < 0 ||
 	    access(PTSIM_DBG "/nmi", R_OK)) {
@@ -214,6 +329,34 @@ int main(void)
 	}
 	if (modtest_load(MOD))
 		return 1;
+
+	/* No foreign NMIs: a privileged event's, then an unprivileged one's. */
+	seen0 = unknown_seen();
+	pmi0 = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi");
+	late0 = cpu_field(PTSIM_DBG "/nmi", CPU, "late");
+	t0 = now_ms();
+	for (r = 0; !err && now_ms() - t0 < MAX_MS / 2 &&
+	     cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0 < PRIV_PMIS; r++)
+		err = one_round(type, psz);
+	pmi = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0;
+	late = cpu_field(PTSIM_DBG "/nmi", CPU, "late") - late0;
+	seen = unknown_seen() - seen0;
+	printf("# privileged, no foreign NMIs: %d rounds, ptsim PMIs in NMI %ld, late %ld, NMI_UNKNOWN shown %lld\n",
+	       r, pmi, late, seen);
+	check(!err && seen0 >= 0 && pmi >= PRIV_PMIS / 2 && seen <= late,
+	      "a privileged event's NMIs: none shown to an NMI_UNKNOWN handler");
+	seen0 = unknown_seen();
+	pmi0 = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi");
+	late0 = cpu_field(PTSIM_DBG "/nmi", CPU, "late");
+	err = unprivileged_run(type, psz);
+	pmi = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0;
+	late = cpu_field(PTSIM_DBG "/nmi", CPU, "late") - late0;
+	seen = unknown_seen() - seen0;
+	printf("# unprivileged, no foreign NMIs: %s, ptsim PMIs in NMI %ld, late %ld, NMI_UNKNOWN shown %lld\n",
+	       err ? strerror(-err) : "ran", pmi, late, seen);
+	check(!err && seen0 >= 0 && pmi >= 100 && seen <= late,
+	      "an unprivileged event's NMIs: none shown to an NMI_UNKNOWN handler");
+	err = 0;
 
 	unknown0 = unknown_nmis();
 	pmi0 = cpu_field(PTSIM_DBG "/nmi", CPU, "pmi");

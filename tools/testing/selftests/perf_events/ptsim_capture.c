@@ -132,11 +132,18 @@ static void capture_record(const struct auxc_record *r, void *arg)
 		s->lost += r->lost;
 		capture_add_rec(s, PERF_RECORD_LOST, r->id, r->lost, 0);
 		break;
+	case PERF_RECORD_THROTTLE:
+		s->throttles++;
+		break;
+	case PERF_RECORD_UNTHROTTLE:
+		s->unthrottles++;
+		break;
 	}
 }
 
 /*
- * Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST.  A
+ * Consume the data area: PERF_RECORD_AUX, ITRACE_START, LOST (kept), and
+ * (counted) THROTTLE, UNTHROTTLE.  A
  * malformed record is an error (pt_check_trace() counts it).
  */
 void capture_read_records(struct capture *s)

@@ -42,6 +42,7 @@ struct capture {
 	bool joined;		/* the next piece extends the last copy */
 
 	unsigned long aux_records, truncated, itrace_start, lost, wakeups;
+	unsigned long throttles, unthrottles;	/* PERF_RECORD_(UN)THROTTLE */
 	unsigned long bad_records;	/* malformed data records: errors */
 	bool reenable;		/* re-enable after TRUNCATED, as tools do */
 };

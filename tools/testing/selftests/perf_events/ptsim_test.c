@@ -1209,6 +1209,74 @@ TEST_F_TIMEOUT(mark, pause_resume_every_cpu, 150)
 	pause_every_cpu(_metadata, false);
 }
 
+/*
+ * A throttled group: the perf core stops the whole group of a member
+ * whose overflows come too fast (perf_event_throttle_group()), the
+ * ptsim leader included, from the member's overflow, which for
+ * ptsim_mark is in ptsim's own NMI; the tick that raised that PMI is
+ * waiting for it, and a core PMU counter's NMI would come anywhere.
+ * pmu::stop there must neither take the tick timer's lock nor flush the
+ * FIFO (ptsim_stop()).  With perf_event_max_sample_rate lowered to
+ * THROTTLE_RATE (saved and restored) and a member of sample_period 1,
+ * each jiffy's second overflow throttles; the core starts the group
+ * again at its next tick.  Until THROTTLE_WANT throttles and as many
+ * unthrottles are logged (in the leader's data area), at most 20 s: the
+ * trace must still be clean, and on a kernel with lockdep a lock taken
+ * in NMI is a splat, which fails the boot.
+ */
+#define THROTTLE_RATE	100
+#define THROTTLE_WANT	8
+
+TEST_F(mark, throttle_in_nmi)
+{
+	long old = read_long("/proc/sys/kernel/perf_event_max_sample_rate");
+	struct perf_event_attr attr, mark = {
+		.size = sizeof(mark),
+		.type = pmu_type("ptsim_mark"),
+		.sample_period = 1,
+		.exclude_kernel = 1,
+	};
+	struct nmi_counts nmi = ptsim_nmi_counts();
+	int fd, mfd, go;
+	struct capture s;
+	struct pt_check w;
+	double end;
+	pid_t pid;
+
+	ASSERT_GT(old, 0);
+	if (write_long("/proc/sys/kernel/perf_event_max_sample_rate", THROTTLE_RATE))
+		SKIP(return, "cannot set perf_event_max_sample_rate");
+	ptsim_attr(&attr, 0);
+	pid = spawn_burner(-1, -1, &go);
+	ASSERT_GT(pid, 0);
+	fd = perf_open(&attr, pid, -1, -1);
+	EXPECT_GE(fd, 0) TH_LOG("perf_event_open: %s", strerror(errno));
+	mfd = perf_open(&mark, pid, -1, fd);
+	EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
+	EXPECT_EQ(0, capture_map(&s, fd, 0, 16, 64, false));
+	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	release(go);
+	for (end = now_ms() + 20000; now_ms() < end &&
+	     (s.throttles < THROTTLE_WANT || s.unthrottles < THROTTLE_WANT);)
+		capture_poll(&s, 10);
+	EXPECT_TRUE(stop_burner(pid));
+	write_long("/proc/sys/kernel/perf_event_max_sample_rate", old);
+	capture_poll(&s, 0);
+	pt_check_trace(&s, &w, 0);
+	capture_save(&s, "throttle_in_nmi");
+	TH_LOG("bytes=%zu ptw=%lu throttles=%lu unthrottles=%lu mark count=%llu",
+	       s.len, w.ptw64, s.throttles, s.unthrottles,
+	       (unsigned long long)read_count(mfd));
+	EXPECT_GE(s.throttles, THROTTLE_WANT);
+	EXPECT_GE(s.unthrottles, THROTTLE_WANT);
+	EXPECT_GT(w.ptw64, 0);
+	expect_clean(_metadata, &s, &w);
+	EXPECT_NMI(nmi, mark, THROTTLE_WANT);
+	close(mfd);
+	close(fd);
+	capture_free(&s);
+}
+
 /* ---- CPU hotplug under tracing ---- */
 
 #define HOTPLUG_ROUNDS	3
