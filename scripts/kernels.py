@@ -201,9 +201,15 @@ VARIANTS = {
     # -- on the default base, 7.3 (mainline) --
     # Ours: the whole series, built from the base's otree
     # (build/ours-7.3/linux), and compared with upstream as a whole.
+    # Built with lockdep (configs/lockdep.config), so that every make
+    # check runs under it; make bench and make profile time the bench
+    # variant, the same kernel without it.
     'qemu': {'side': 'ours', 'rewrite_frags': True, 'obj': 'ours-7.3/obj/qemu',
+             'frags': ['qemu.config', 'lockdep.config'],
              'known_only': True, 'check': True, 'smp8': True, 'kselftest': True,
-             'bench': True, 'compare': ('upstream', 'all')},
+             'compare': ('upstream', 'all')},
+    'bench': {'side': 'ours', 'rewrite_frags': True, 'obj': 'ours-7.3/obj/bench',
+              'known_only': True, 'bench': True},
     # The KASAN kernels boot without 5-level paging: identify_cpu()
     # clears boot_cpu_data's capabilities with interrupts on, and an
     # interrupt in that window sees pgtable_l5_enabled() false, so KASAN
