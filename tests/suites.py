@@ -244,6 +244,10 @@ SUITES = [
     P('ptsim_cve_test', harness=True, skips=[
         ('qemu,upstream,upstream-6.12', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
+    # What an unprivileged user may cost a CPU with ptsim (caps/user_*:
+    # PMIs, AUX records and bytes per tick, ticks per second), six cases
+    # of a few seconds each; it skips on a ptsim without those caps.
+    P('ptsim_hostile_test', harness=True),
     # Not kselftest-harness: one result per phase (-p).  Its short run
     # needs longer than the others on the debug kernel under TCG; its
     # hotplug phase is make fuzz's, not make check's: CPU hotplug under

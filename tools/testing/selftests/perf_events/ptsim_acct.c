@@ -3,6 +3,7 @@
  * Accounting and fault injection for the robustness tests (ptsim_acct.h).
  */
 #include "ptsim_leak.h"
+#include <grp.h>
 
 long read_long(const char *path)
 {
@@ -320,6 +321,19 @@ int set_memlock(rlim_t bytes)
 	struct rlimit r = { bytes, bytes };
 
 	return setrlimit(RLIMIT_MEMLOCK, &r) ? -errno : 0;
+}
+
+/*
+ * Become user and group @uid (NOBODY_UID: nobody), with no supplementary
+ * groups and no capabilities: a user of the machine without privileges.
+ * Root only.  It clears the parent-death signal (die_with() again after
+ * it) and makes the process undumpable.  0 or -errno.
+ */
+int become_user(uid_t uid)
+{
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+		return -errno;
+	return 0;
 }
 
 /* ---- fault injection ---- */

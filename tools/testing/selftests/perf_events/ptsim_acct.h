@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #define FI_ROOT		"/sys/kernel/debug"
 
@@ -57,8 +58,11 @@ int acct_settle(const struct acct *base, struct acct *now,
 
 /* privileges */
 
+#define NOBODY_UID	65534	/* and gid */
+
 int cap_drop(int cap);
 int set_memlock(rlim_t bytes);
+int become_user(uid_t uid);
 
 /* fault injection */
 

@@ -243,6 +243,34 @@ bool capture_poll(struct capture *s, int timeout_ms)
 }
 
 /*
+ * One round of a consumer that keeps no data, for a test that streams
+ * for seconds and only counts: read the records, give the AUX area's new
+ * data back (aux_tail to aux_head) without copying it out, and restart
+ * after TRUNCATED as capture_poll() does (if s->reenable).  Returns the
+ * bytes given back, or -1 (an error, counted as a bad record) if aux_head
+ * was more than the area's size ahead of aux_tail.
+ */
+long long capture_discard(struct capture *s)
+{
+	unsigned long truncated = s->truncated;
+	long long n, more = 0;
+
+	capture_read_records(s);
+	n = auxc_consume(&s->c, NULL, NULL);
+	if (n >= 0 && s->reenable && s->truncated != truncated) {
+		ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+		capture_read_records(s);
+		more = auxc_consume(&s->c, NULL, NULL);
+		ioctl(s->fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (n < 0 || more < 0) {
+		s->bad_records++;
+		return -1;
+	}
+	return n + more;
+}
+
+/*
  * Write the trace in aux-record's directory format, $PTSIM_TRACE_DIR/@name/,
  * for tools/aux/aux-decode; nothing if PTSIM_TRACE_DIR is unset or empty.
  */

@@ -67,6 +67,7 @@ size_t capture_copy_aux(struct capture *s);
 size_t capture_snapshot(struct capture *s);
 void capture_restart(struct capture *s);
 bool capture_poll(struct capture *s, int timeout_ms);
+long long capture_discard(struct capture *s);
 void capture_save(struct capture *s, const char *name);
 void capture_free(struct capture *s);
 bool capture_until_len(struct capture *s, size_t len, int timeout_ms);

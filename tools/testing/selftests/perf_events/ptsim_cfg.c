@@ -24,7 +24,7 @@ int ptsim_type(void)
  * (caps/mark_pmi 0): 6.12 exports neither perf_output_copy_aux() nor
  * perf_event_overflow().
  */
-static long ptsim_cap(const char *name)
+long ptsim_cap(const char *name)
 {
 	char file[64];
 	long long v;
@@ -33,28 +33,51 @@ static long ptsim_cap(const char *name)
 	return auxc_pmu_read_ll("ptsim", file, &v) ? -1 : v;
 }
 
-/* The same on one CPU (cpu >= 0), or summed over all of them (cpu < 0). */
-long ptsim_nmi_on(int cpu, const char *field)
+/*
+ * ptsim_debugfs_cpu() - A field of one of ptsim's per-CPU debugfs files
+ * @file: "nmi", "irqoff" or "tick", whose lines are "cpu<N> <name> <n>
+ *	  <name> <n> ...", one per CPU (root only)
+ * @cpu: the CPU, or < 0 for the sum over all of them
+ * @field: the name
+ *
+ * Return: the value, or -1 if the file cannot be read or has no @field
+ * (for @cpu).
+ */
+long ptsim_debugfs_cpu(const char *file, int cpu, const char *field)
 {
-	FILE *f = fopen("/sys/kernel/debug/ptsim/nmi", "r");
-	char name[16];
+	char path[128], name[16];
+	unsigned long long v;
+	bool found = false;
+	int at = -1;
 	long sum = 0;
-	int n, at = -1;
-	__u64 v;
+	FILE *f;
 
+	snprintf(path, sizeof(path), PTSIM_DEBUGFS "/%s", file);
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	/* "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>" per CPU */
-	while ((n = fscanf(f, " %15s", name)) == 1) {
+	while (fscanf(f, " %15s", name) == 1) {
 		if (sscanf(name, "cpu%d", &at) == 1)
 			continue;
-		if (fscanf(f, " %llu", (unsigned long long *)&v) != 1)
+		if (fscanf(f, " %llu", &v) != 1)
 			break;
-		if (!strcmp(name, field) && (cpu < 0 || cpu == at))
+		if (!strcmp(name, field) && (cpu < 0 || cpu == at)) {
 			sum += v;
+			found = true;
+		}
 	}
 	fclose(f);
-	return sum;
+	return found ? sum : -1;
+}
+
+/*
+ * ptsim's NMI counts on one CPU (cpu >= 0), or summed over all of them
+ * (cpu < 0): "cpu<N> sent <n> handled <n> pmi <n> mark <n> late <n>
+ * stray <n>".
+ */
+long ptsim_nmi_on(int cpu, const char *field)
+{
+	return ptsim_debugfs_cpu("nmi", cpu, field);
 }
 
 long ptsim_nmi(const char *field)

@@ -42,6 +42,12 @@
 
 int pmu_type(const char *name);
 int ptsim_type(void);
+/*
+ * ptsim's caps/ files (-1 for one it does not have), and a field of its
+ * per-CPU debugfs files (nmi, irqoff, tick; root only).
+ */
+long ptsim_cap(const char *name);
+long ptsim_debugfs_cpu(const char *file, int cpu, const char *field);
 
 /*
  * What a case needs of the system: a fixture's setup skips the case

@@ -41,6 +41,71 @@ int pin_to(int cpu)
 	return pin_task(0, cpu);
 }
 
+/*
+ * The CPU a test pins its task to when any will do: the highest-numbered
+ * one the caller may run on that is online (its sysfs online file says
+ * 1, or it has none, as CPU 0 often has not).  The highest rather than
+ * the first, as CPU 0 usually takes the timer and device interrupts.
+ * -1 if there is none.
+ */
+int last_allowed_cpu(void)
+{
+	char path[64];
+	cpu_set_t set;
+	long long on;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/online", cpu);
+		if (access(path, F_OK) || (!auxc_read_ll(path, &on) && on == 1))
+			return cpu;
+	}
+	return -1;
+}
+
+/*
+ * The count of interrupt @name (such as "NMI") on @cpu in
+ * /proc/interrupts, whose columns are the online CPUs its header line
+ * names; -1 if the line or the CPU's column is not there.
+ */
+long irq_count_on(const char *name, int cpu)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	size_t cap = 0, len = strlen(name);
+	char *line = NULL, *p, *end;
+	int col = -1, i, c, n;
+	long v = -1, count;
+
+	if (!f)
+		return -1;
+	if (getline(&line, &cap, f) > 0)
+		for (i = 0, p = line; sscanf(p, " CPU%d%n", &c, &n) == 1;
+		     i++, p += n)
+			if (c == cpu)
+				col = i;
+	while (col >= 0 && getline(&line, &cap, f) > 0) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, name, len) || p[len] != ':')
+			continue;
+		for (p += len + 1, i = 0; i <= col; i++, p = end) {
+			count = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (i == col)
+				v = count;
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+	return v;
+}
+
 /* Whether CPU 1 can be taken offline here: 2 CPUs, root, CPU hotplug. */
 bool cpu_hotplug_possible(void)
 {
