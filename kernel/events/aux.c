@@ -868,9 +868,10 @@ EXPORT_SYMBOL_GPL(perf_aux_output_begin);
  * The driver must have made the hardware's writes visible first.
  *
  * Must be called for every successful begin, at the latest from
- * pmu::stop(): unmapping the area relies on stopping the event to end the
- * transaction.  A handle that holds no transaction (ended already, or its
- * begin failed) is left alone, and so is the buffer.
+ * pmu::stop() with PERF_EF_UPDATE, and so from pmu::del(): unmapping the
+ * area relies on stopping the event to end the transaction.  A handle
+ * that holds no transaction (ended already, or its begin failed) is left
+ * alone, and so is the buffer.
  *
  * Context: any, NMI included.
  */
