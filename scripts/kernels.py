@@ -201,9 +201,10 @@ VARIANTS = {
     # -- on the default base, 7.3 (mainline) --
     # Ours: the whole series, built from the base's otree
     # (build/ours-7.3/linux), and compared with upstream as a whole.
-    # Built with lockdep (configs/lockdep.config), so that every make
-    # check runs under it; make bench and make profile time the bench
-    # variant, the same kernel without it.
+    # Built with lockdep (configs/lockdep.config), as upstream is, so
+    # that every make check runs under it (and upstream's build stays
+    # ccache hits on ours'); make bench and make profile time the bench
+    # variants, the same two kernels without it.
     'qemu': {'side': 'ours', 'rewrite_frags': True, 'obj': 'ours-7.3/obj/qemu',
              'frags': ['qemu.config', 'lockdep.config'],
              'known_only': True, 'check': True, 'smp8': True, 'kselftest': True,
@@ -228,8 +229,11 @@ VARIANTS = {
     # or a 7.x behaviour change a row of tests/suites.py names (its
     # differs=, kernel upstream).
     'upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream-7.3/obj/qemu',
+                 'frags': ['qemu.config', 'lockdep.config'],
                  'headers': False, 'known_only': True, 'check': True, 'smp8': True,
-                 'bench': True, 'compare': ('upstream-6.12', 'subset')},
+                 'compare': ('upstream-6.12', 'subset')},
+    'bench-upstream': {'tree': 'upstream', 'side': 'upstream', 'obj': 'upstream-7.3/obj/bench',
+                       'headers': False, 'known_only': True, 'bench': True},
     'upstream-debug': {'tree': 'upstream', 'side': 'upstream',
                        'frags': ['qemu.config', 'debug.config'],
                        'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
