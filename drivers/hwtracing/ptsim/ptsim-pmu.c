@@ -41,34 +41,12 @@ static unsigned int ptsim_setup_runs[PTSIM_RUN_ORDERS];
 static struct pmu ptsim_pmu;
 
 /**
- * ptsim_itrace_started() - tell perf that the event's trace has started
- * @event: the event
- *
- * perf logs PERF_RECORD_ITRACE_START when an ITRACE PMU's event is
- * scheduled in, until the event says its trace has started, as intel_pt
- * and bts do with perf_event_itrace_started().  That function is not
- * exported, so built as a module ptsim does what it does: it sets
- * PERF_ATTACH_ITRACE in the event's attach_state, from pmu::start with
- * interrupts disabled, as the built-in drivers do.  The record is the
- * same either way; the module merely depends on the function's body
- * (one flag in 6.12's kernel/events/core.c) instead of its name.
- */
-static void ptsim_itrace_started(struct perf_event *event)
-{
-#ifdef MODULE
-	event->attach_state |= PERF_ATTACH_ITRACE;
-#else
-	perf_event_itrace_started(event);
-#endif
-}
-
-/**
  * ptsim_start() - pmu::start: begin the AUX transaction, start the engine
  * @event: the event
  * @flags: PERF_EF_RESUME for a resume, which only the next tick acts on
  *
  * Opens the transaction that stays open while the event runs, reports the
- * trace as started (ptsim_itrace_started()), writes the enable
+ * trace as started (perf_event_itrace_started()), writes the enable
  * packets unless the event is paused, and arms the tick.  With no AUX
  * buffer to write to (none mapped, or full) the event stays stopped.
  *
@@ -104,7 +82,7 @@ static void ptsim_start(struct perf_event *event, int flags)
 	 * perf logs PERF_RECORD_ITRACE_START at sched-in until the (parent)
 	 * event says its trace has started, as intel_pt and bts do here.
 	 */
-	ptsim_itrace_started(event);
+	perf_event_itrace_started(event);
 	event->hw.state = 0;
 	c->tracing = false;
 	/* The benchmark mode writes no packets of its own. */
