@@ -74,6 +74,9 @@ static void ptsim_start(struct perf_event *event, int flags)
 	c->hooks[PTSIM_HOOK_MODE] = ev->bench_shift ? &ptsim_bench_hooks : NULL;
 	c->pmi_cap = ev->unprivileged ? PTSIM_USER_PMIS_PER_TICK : UINT_MAX;
 	c->pmi_carry = 0;
+	/* The engine's FIFO, unless the event has a larger one; empty. */
+	ev->fifo = ev->own_fifo ?: c->fifo;
+	ptsim_fifo_reset(ev);
 	if (!ptsim_begin(c, event)) {
 		event->hw.state = PERF_HES_STOPPED;
 		return;
@@ -501,7 +504,7 @@ static void ptsim_event_destroy(struct perf_event *event)
 {
 	struct ptsim_event *ev = event->pmu_private;
 
-	kvfree(ev->fifo);
+	kvfree(ev->own_fifo);
 	kfree(ev);
 	event->pmu_private = NULL;
 	atomic_dec(&ptsim_events_alive);
@@ -562,13 +565,18 @@ static int ptsim_event_init(struct perf_event *event)
 		return -ENOMEM;
 	ev->fifo_size = 1U << fifo_shift;
 	/*
-	 * The size is the user's (up to 4 MiB): a failure is the user's
-	 * -ENOMEM, not a reason for a warning with a stack dump.
+	 * A FIFO larger than the engine's is the event's own, which only
+	 * CAP_PERFMON may ask for (see above).  The size is the user's (up
+	 * to 4 MiB): a failure is the user's -ENOMEM, not a reason for a
+	 * warning with a stack dump.
 	 */
-	ev->fifo = kvmalloc(ev->fifo_size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!ev->fifo) {
-		kfree(ev);
-		return -ENOMEM;
+	if (fifo_shift > PTSIM_USER_MAX_FIFO_SHIFT) {
+		ev->own_fifo = kvmalloc(ev->fifo_size,
+					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		if (!ev->own_fifo) {
+			kfree(ev);
+			return -ENOMEM;
+		}
 	}
 	ev->rate = rate;
 	ev->period = ns_to_ktime((u64)period * NSEC_PER_USEC);
@@ -774,6 +782,18 @@ static void __init ptsim_debugfs_init(void)
 	ptsim_nmi_init(dir);
 }
 
+static void ptsim_free_fifos(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ptsim_cpu *c = per_cpu_ptr(&ptsim_cpus, cpu);
+
+		kvfree(c->fifo);
+		c->fifo = NULL;
+	}
+}
+
 static int __init ptsim_init(void)
 {
 	unsigned int cpu;
@@ -784,6 +804,13 @@ static int __init ptsim_init(void)
 
 		hrtimer_setup(&c->timer, ptsim_tick, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_REL_PINNED_HARD);
+		/* The engine's FIFO: its trace unit's on-chip buffer. */
+		c->fifo = kvmalloc_node(1U << PTSIM_USER_MAX_FIFO_SHIFT,
+					GFP_KERNEL, cpu_to_node(cpu));
+		if (!c->fifo) {
+			ptsim_free_fifos();
+			return -ENOMEM;
+		}
 	}
 	ptsim_debugfs_init();
 	/*
@@ -804,6 +831,7 @@ static int __init ptsim_init(void)
 	if (ret) {
 		ptsim_nmi_exit();
 		debugfs_remove_recursive(ptsim_debugfs_dir);
+		ptsim_free_fifos();
 		return ret;
 	}
 	ret = perf_pmu_register(&ptsim_nosg_pmu, "ptsim_nosg", -1);
@@ -843,6 +871,7 @@ static void __exit ptsim_exit(void)
 	debugfs_remove_recursive(ptsim_debugfs_dir);
 	for_each_possible_cpu(cpu)
 		hrtimer_cancel(&per_cpu_ptr(&ptsim_cpus, cpu)->timer);
+	ptsim_free_fifos();
 }
 
 module_init(ptsim_init);

@@ -154,7 +154,11 @@ struct ptsim_buf {
  * of 2^@bench_shift bytes instead of producing packets (see ptsim_bench())
  * @bench_split: the benchmark mode also times the end and the beginning of
  * each transaction on their own
- * @fifo: the FIFO, a byte ring of @fifo_size bytes
+ * @fifo: the FIFO, a byte ring of @fifo_size bytes: @own_fifo, or while
+ * the event is active the engine's (&struct ptsim_cpu.fifo), which holds
+ * PTSIM_USER_MAX_FIFO_SHIFT bytes
+ * @own_fifo: a FIFO larger than the engine's, the event's own (only with
+ * CAP_PERFMON), or NULL
  * @fifo_size: FIFO size in bytes, a power of two
  * @fifo_head: producer index
  * @fifo_tail: DMA (consumer) index
@@ -190,6 +194,7 @@ struct ptsim_event {
 	bool		bench_split;
 
 	u8		*fifo;
+	u8		*own_fifo;
 	u32		fifo_size;
 	u32		fifo_head;
 	u32		fifo_tail;
@@ -271,6 +276,10 @@ enum ptsim_hook_slot {
  * handler of a PMI the tick raised (what hardware reports in a sample);
  * only valid while that tick runs
  * @pmi_sent: local_clock() when the tick sent the NMI of its PMI
+ * @fifo: the engine's FIFO, 1 << PTSIM_USER_MAX_FIFO_SHIFT bytes: what an
+ * event that asks for no larger one writes into while it is active here;
+ * allocated when ptsim loads, so that an event costs no FIFO of its own
+ * (see "Privileges" in ptsim.rst)
  * @pmi: the PTSIM_PMI_* reasons of a PMI raised and not yet handled; the
  * only field an NMI handler and the code it interrupts both write, with
  * xchg() by the handler (see "The PMI" in ptsim-engine.c)
@@ -296,6 +305,7 @@ struct ptsim_cpu {
 	bool				stop_req;
 	struct pt_regs			*pmi_regs;
 	u64				pmi_sent;
+	u8				*fifo;
 	unsigned int			pmi;
 };
 
