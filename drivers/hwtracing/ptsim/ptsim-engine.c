@@ -526,8 +526,8 @@ bool ptsim_pmi(struct ptsim_cpu *c, unsigned int why)
  * the engine costs the machine in interrupts is then bounded by the
  * tick period (at least PTSIM_USER_MIN_PERIOD_US for such a user),
  * whatever else the attributes ask for.  The watermark itself is
- * region-granular (see ptsim_emit()), so with the default regions of a
- * page the data a tick can produce reaches at most two region ends; the
+ * page-granular (see ptsim_emit()), and regions are pages at least, so
+ * the data a tick can produce reaches at most two page ends; the
  * cap is what makes the bound hold by construction, not by arithmetic
  * over today's limits.  Where a tick has no PMI left, the engine does
  * what a DMA engine whose interrupt is pending does: it does not write
@@ -586,15 +586,15 @@ enum ptsim_emit_result {
 
 /*
  * The write position at which the watermark's PMI comes: the end of the
- * region that holds handle.wakeup, as a ToPA entry's INT bit raises the
- * PMI at the end of its region (intel_pt marks the entry that holds the
- * wakeup; arm_spe rounds it up to a page).  Trace hardware cannot
- * interrupt at an arbitrary byte, and neither does ptsim: so the
- * smallest aux_watermark costs no more interrupts than a region end.
+ * page that holds handle.wakeup.  Trace hardware interrupts at a page
+ * boundary at the finest (intel_pt sets the INT bit of the ToPA entry
+ * before the wakeup's page, arm_spe_pmu rounds its limit up to the
+ * wakeup's page), never at an arbitrary byte, and neither does ptsim: so
+ * the smallest aux_watermark costs at most one PMI a page.
  */
 static unsigned long ptsim_wakeup_at(const struct ptsim_cpu *c)
 {
-	return round_up(c->handle.wakeup, 1UL << c->buf->region_shift);
+	return round_up(c->handle.wakeup, PAGE_SIZE);
 }
 
 /**
@@ -611,7 +611,7 @@ static unsigned long ptsim_wakeup_at(const struct ptsim_cpu *c)
  * far is committed first.  In overwrite mode the padding simply counts as
  * written.
  *
- * Once the write position reaches the end of the region that holds
+ * Once the write position reaches the end of the page that holds
  * handle.wakeup (the watermark, see ptsim_wakeup_at()), the transaction is
  * ended and the next one begun, so that perf wakes the consumer; not when
  * the transaction's space is exactly used up, since the next record then
