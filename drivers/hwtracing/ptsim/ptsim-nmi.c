@@ -39,20 +39,24 @@
  * whose virtual CPU the host did not run for a while gets its NMI late
  * by the guest's clock.
  *
- * One case the count cannot see: an NMI that comes after the reasons
- * are posted but before ptsim's own is sent (another sender's, whose
- * owner claims it too) takes them, and pays the claim as ours would;
- * ours, sent next, then finds neither reasons nor a claim owed.  The
- * handler cannot tell the two NMIs apart (nothing can be set atomically
- * with the APIC write that sends ours), so each send also leaves one
- * spare claim: the NMI_UNKNOWN handler claims an NMI without reasons and
- * without a claim owed if it comes within PTSIM_NMI_WAIT_NS of a send,
- * once per send, for our own NMI, which comes within microseconds.  Seen
+ * Two cases the count cannot see, each leaving one NMI without an owner
+ * after a send: an NMI that comes after the reasons are posted but
+ * before ptsim's own is sent takes them, and pays the claim as ours
+ * would, and ours then finds neither reasons nor a claim owed; and
+ * ptsim's NMI that comes while another sender's flag is up (the kernel's
+ * backtrace IPI, tests/modules/nmi_foreign) is claimed by that sender
+ * too, so the sender's own NMI, when it comes, has no owner (a real PMU
+ * has the same problem, which the kernel's back-to-back logic covers
+ * only when the two NMIs come back to back).  The handler cannot tell
+ * those NMIs apart from ours (nothing can be set atomically with the
+ * APIC write that sends ours, nor seen of the other handlers' verdicts),
+ * so each send also leaves one spare claim: the NMI_UNKNOWN handler
+ * claims an NMI without reasons and without a claim owed if it comes
+ * within PTSIM_NMI_GRACE_NS of the last send, once per send.  Seen
  * without it: "NMI received for unknown reason" (a panic with
- * unknown_nmi_panic) under tests/modules/nmi_foreign's NMIs.  The price,
- * the kernel's own back-to-back NMI logic pays alike: a real unknown NMI
- * that lands within those microseconds after one of ptsim's is taken for
- * ptsim's.
+ * unknown_nmi_panic) under nmi_foreign's NMIs, in both ways.  The price:
+ * a real unknown NMI (the NMI button, a BMC) that comes within 10 ms of
+ * one of ptsim's may be taken for ptsim's, one per ptsim NMI at most.
  *
  * The sender posts the reasons before it owes the claim: an NMI that
  * comes between finds the reasons and is claimed by them (it stands in
@@ -129,7 +133,7 @@ static DEFINE_PER_CPU(u64, ptsim_nmi_last_sent);
 /*
  * The last send's spare claim (see the top) is still there: set by the
  * tick at each send, taken by the first unowned NMI without reasons
- * that finds no claim owed, within PTSIM_NMI_WAIT_NS of the send.
+ * that finds no claim owed, within PTSIM_NMI_GRACE_NS of the send.
  */
 static DEFINE_PER_CPU(bool, ptsim_nmi_spare);
 static bool ptsim_nmi_registered;
@@ -184,8 +188,8 @@ static int ptsim_nmi_unknown(unsigned int cmd, struct pt_regs *regs)
 		local_set(owed, 0);
 	if (local_read(owed) > 0) {
 		local_dec(owed);
-	} else if (since <= PTSIM_NMI_WAIT_NS && __this_cpu_read(ptsim_nmi_spare)) {
-		/* Ours, whose reasons an NMI before its send took (and paid). */
+	} else if (since <= PTSIM_NMI_GRACE_NS && __this_cpu_read(ptsim_nmi_spare)) {
+		/* Left without an owner by one of ours (see the top). */
 		__this_cpu_write(ptsim_nmi_spare, false);
 	} else {
 		return NMI_DONE;
