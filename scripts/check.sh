@@ -244,13 +244,16 @@ done
 # label "<v>@smp8", 6 GiB.  Not debug by default: it would cost make
 # check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
 # costs a minute of TCG time).  KUnit ran in the main boot: not again
-# here.
+# here; nor does lockdep validate (lockdep.prove_locking=0), which it
+# did in the main boot of these kernels (configs/lockdep.config): under
+# TCG with 8 CPUs it doubles the boot's time.
 SMP8_VARIANTS=${SMP8_VARIANTS-$(variants smp8)}
 for v in $SMP8_VARIANTS; do
 	variant_env "$v"
 	l=$v@smp8 rd=$OUT/check-$v-smp8
 	rm -rf "$rd"
-	SMP=8 MEM=$K_SMP8_MEM APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
+	SMP=8 MEM=$K_SMP8_MEM APPEND="kunit.enable=0 lockdep.prove_locking=0" \
+		"$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
 	beside "host-$l" host_checks "$l" "$rd"
@@ -262,12 +265,14 @@ done
 # -1 on a root file system with bash and coreutils
 # (scripts/guest/kselftest-run), run label "qemu@kselftest", judged by the
 # runner's TAP, one result per program.  Not compared: one kernel.
+# Lockdep validated in the main boot; not here (as smp8, above).
 # (The kernel: kselftest in scripts/kernels.py, if among VARIANTS.)
 for v in $(variants kselftest); do
 	[[ " $VARIANTS " == *" $v "* ]] || continue
 	l=$v@kselftest rd=$OUT/check-$v-kselftest
 	rm -rf "$rd"
-	TIMEOUT=${TIMEOUT:-2100} APPEND=kunit.enable=0 "$TOP/scripts/boot.sh" "$v" kselftest "$rd" || true
+	TIMEOUT=${TIMEOUT:-2100} APPEND="kunit.enable=0 lockdep.prove_locking=0" \
+		"$TOP/scripts/boot.sh" "$v" kselftest "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
 done
