@@ -17,7 +17,8 @@
 # had nothing to send.  RUNDIR/xfer.txt says what happened ("ok files=N",
 # "none", or "failed: why").
 #
-# APPEND adds words to the kernel command line (e.g. the fuzz mode's
+# APPEND adds words to the kernel command line, after the variant's own
+# (its append in scripts/kernels.py) (e.g. the fuzz mode's
 # auxlab.seed=N auxlab.ops=N, see scripts/guest/init).
 #
 # Exit status 0 when the guest reached the end of /init and its output, if
@@ -127,7 +128,7 @@ qemu() {	# qemu ACCEL MODE RUNDIR TIMEOUT
 		-accel "$1" -cpu "$cpu" -smp "$SMP" -m "$MEM" "${extra[@]}" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq tsc=reliable unknown_nmi_panic auxlab.mode=$2${APPEND:+ $APPEND}" \
+		-append "console=ttyS0 panic=-1 printk.devkmsg=on acpi=noirq tsc=reliable unknown_nmi_panic auxlab.mode=$2${K_APPEND:+ $K_APPEND}${APPEND:+ $APPEND}" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-drive file="$3/xfer.img",format=raw,if=none,id=xfer \
 		-device virtio-blk-pci,drive=xfer \

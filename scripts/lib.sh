@@ -151,8 +151,8 @@ ktap_emit() {
 # K_FRAGS, K_REWRITE_FRAGS, K_KNOWN_ONLY, K_OBJ, K_HEADERS, K_GCOV,
 # K_COVERAGE*, K_CHECK, K_SMP8, K_SMP8_MEM, K_KSELFTEST, K_BENCH,
 # K_COMPARE ("VARIANT all|subset"), K_FOREIGN, K_MODE, K_KERNEL, K_INITRD,
-# K_TEST_MODULES, K_TIMEOUT, K_CPU, K_TCG_THREADS, K_RETRY_BEFORE_INIT
-# (booleans 1 or 0, lists blank-separated); K_SRC, the tree's directory.
+# K_TEST_MODULES, K_TIMEOUT, K_CPU, K_TCG_THREADS, K_RETRY_BEFORE_INIT,
+# K_APPEND (booleans 1 or 0, lists blank-separated); K_SRC, the tree's directory.
 # The variant's base (K_BASE: its row's, else the table's DEFAULT_BASE)
 # becomes the current one: BASE_*, TREE and UTREE are that base's until
 # the next variant_env.
