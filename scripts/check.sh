@@ -245,8 +245,9 @@ done
 # check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
 # costs a minute of TCG time).  KUnit ran in the main boot: not again
 # here; nor does lockdep validate (lockdep.prove_locking=0), which it
-# did in the main boot of these kernels (configs/lockdep.config): under
-# TCG with 8 CPUs it doubles the boot's time.
+# does in ours' main boot (configs/lockdep.config; upstream's has the
+# same append in scripts/kernels.py): under TCG with 8 CPUs it doubles
+# the boot's time.
 SMP8_VARIANTS=${SMP8_VARIANTS-$(variants smp8)}
 for v in $SMP8_VARIANTS; do
 	variant_env "$v"
