@@ -1025,7 +1025,7 @@ void ptsim_engine_stop(struct ptsim_cpu *c, struct perf_event *event)
 	u64 t0 = local_clock();
 
 	WARN_ON_ONCE(in_nmi() || c->in_tick);
-	c->stop_req = false;
+	WRITE_ONCE(c->stop_req, false);
 	c->pmi_carry = 0;
 	event->hw.state = PERF_HES_STOPPED;
 	/* The first drain makes room for the disable packets. */
@@ -1078,7 +1078,8 @@ enum hrtimer_restart ptsim_tick(struct hrtimer *timer)
 
 	if (!event)
 		return HRTIMER_NORESTART;
-	if (c->stop_req) {
+	/* Written in NMI (ptsim_stop()), which may interrupt us: marked. */
+	if (READ_ONCE(c->stop_req)) {
 		ptsim_engine_stop(c, event);
 		return HRTIMER_NORESTART;
 	}
@@ -1117,13 +1118,13 @@ out:
 	ptsim_tick_note(c);
 	ptsim_account(event);
 	if (!running) {
-		c->stop_req = false;
+		WRITE_ONCE(c->stop_req, false);
 		ptsim_halt(c, event);
 		ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
 		return HRTIMER_NORESTART;
 	}
 	ptsim_irqoff_note(PTSIM_IRQOFF_TICK, t0);
-	if (c->stop_req) {
+	if (READ_ONCE(c->stop_req)) {
 		ptsim_engine_stop(c, event);
 		return HRTIMER_NORESTART;
 	}

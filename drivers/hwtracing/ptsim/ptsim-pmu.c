@@ -62,7 +62,7 @@ static void ptsim_start(struct perf_event *event, int flags)
 	if (flags & PERF_EF_RESUME)
 		return;
 	/* A stop in NMI the tick has not acted on yet: do its work first. */
-	if (c->stop_req) {
+	if (READ_ONCE(c->stop_req)) {
 		hrtimer_try_to_cancel(&c->timer);
 		ptsim_engine_stop(c, event);
 	}
@@ -116,8 +116,9 @@ static void ptsim_start(struct perf_event *event, int flags)
  * requested (&struct ptsim_cpu.stop_req): the tick does it, at its end if
  * the throttle came inside it, at its next run otherwise (within one
  * period, during which it may still raise PMIs within its cap), unless
- * pmu::start, stop or flush comes first and does it.  intel_pt's stop in
- * NMI likewise only turns the hardware off.
+ * pmu::start, stop or flush comes first and does it.  intel_pt's stop is
+ * NMI-safe as it stands (it turns the hardware off and, outside overwrite
+ * mode, ends the transaction, taking no lock); ptsim's work is not.
  *
  * Context: the event's CPU, interrupts disabled; a pause, and a throttle,
  * may also come from NMI context.
@@ -135,7 +136,7 @@ static void ptsim_stop(struct perf_event *event, int flags)
 		}
 		return;
 	}
-	if ((event->hw.state & PERF_HES_STOPPED) && !c->stop_req)
+	if ((event->hw.state & PERF_HES_STOPPED) && !READ_ONCE(c->stop_req))
 		return;
 
 	/*
@@ -188,7 +189,7 @@ static int ptsim_flush(struct perf_event *event)
 	if (ev->noflush)
 		return -EOPNOTSUPP;
 	/* Stopped by a throttle in NMI: its work flushes the FIFO. */
-	if (c->event == event && c->stop_req) {
+	if (c->event == event && READ_ONCE(c->stop_req)) {
 		hrtimer_try_to_cancel(&c->timer);
 		ptsim_engine_stop(c, event);
 		return 0;

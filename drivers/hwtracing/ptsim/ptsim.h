@@ -271,7 +271,8 @@ enum ptsim_hook_slot {
  * not raise within @pmi_cap, carried to the next PMI
  * @stop_req: pmu::stop came in NMI or inside the tick (a throttle), where
  * the stop's work cannot be done: the tick, or whichever of pmu::start,
- * stop, flush comes first, does it (see ptsim_stop())
+ * stop, flush comes first, does it (see ptsim_stop()); set in NMI, so
+ * read and cleared with READ_ONCE() and WRITE_ONCE()
  * @pmi_regs: the registers the tick interrupted, the workload's, for the
  * handler of a PMI the tick raised (what hardware reports in a sample);
  * only valid while that tick runs
