@@ -32,12 +32,17 @@
  * owner), claims an NMI without reasons while a claim is owed, one fewer
  * each time.  So ptsim claims as many NMIs as it sent, and an NMI of
  * nobody's beyond those is reported as unknown, as it should be.  A claim
- * without reasons must come within PTSIM_NMI_GRACE_NS of the last send,
- * and claims owed are at most PTSIM_NMI_MAX_OWED, so that NMIs lost by
- * merging into another cannot pile up into a cover for a real unknown
- * NMI.  One that finds the reasons is claimed whenever it comes: a guest
- * whose virtual CPU the host did not run for a while gets its NMI late
- * by the guest's clock.
+ * without reasons must come within PTSIM_NMI_GRACE_NS of ptsim's last
+ * activity on the CPU (a send, reasons found by an NMI, a PMI taken back:
+ * ptsim_nmi_last), and claims owed are at most PTSIM_NMI_MAX_OWED, so
+ * that NMIs lost by merging into another cannot pile up into a cover for
+ * a real unknown NMI.  One that finds the reasons is claimed whenever it
+ * comes.  The last activity, not the last send: a guest whose virtual
+ * CPU the host did not run for a while gets its NMIs late by the guest's
+ * clock, and the NMI that took the reasons and ours after it may both
+ * come long after the send (seen: an unknown NMI panic under TCG on a
+ * loaded host, with the grace measured from the send), but ours comes
+ * right after the one that took the reasons.
  *
  * Two cases the count cannot see, each leaving one NMI without an owner
  * after a send: an NMI that comes after the reasons are posted but
@@ -52,11 +57,12 @@
  * APIC write that sends ours, nor seen of the other handlers' verdicts),
  * so each send also leaves one spare claim: the NMI_UNKNOWN handler
  * claims an NMI without reasons and without a claim owed if it comes
- * within PTSIM_NMI_GRACE_NS of the last send, once per send.  Seen
- * without it: "NMI received for unknown reason" (a panic with
+ * within PTSIM_NMI_GRACE_NS of ptsim's last activity, once per send.
+ * Seen without it: "NMI received for unknown reason" (a panic with
  * unknown_nmi_panic) under nmi_foreign's NMIs, in both ways.  The price:
- * a real unknown NMI (the NMI button, a BMC) that comes within 10 ms of
- * one of ptsim's may be taken for ptsim's, one per ptsim NMI at most.
+ * a real unknown NMI (the NMI button, a BMC) that comes within 100 ms of
+ * ptsim's last activity may be taken for ptsim's, one per ptsim NMI at
+ * most (AMD's perf takes every one within 100 ms of its last NMI).
  *
  * The sender posts the reasons before it owes the claim: an NMI that
  * comes between finds the reasons and is claimed by them (it stands in
@@ -104,8 +110,13 @@
  * that never comes.
  */
 #define PTSIM_NMI_WAIT_NS	(20 * NSEC_PER_USEC)
-/* How long after the last NMI sent a claim without reasons may be made. */
-#define PTSIM_NMI_GRACE_NS	(10 * NSEC_PER_MSEC)
+/*
+ * How long after ptsim's last activity on the CPU a claim without reasons
+ * may be made: the window of AMD's perf, which claims every unknown NMI
+ * within 100 ms of one it handled (perf_nmi_window, for the same reason:
+ * its counters' NMIs carry no status); ptsim's claims are also counted.
+ */
+#define PTSIM_NMI_GRACE_NS	(100 * NSEC_PER_MSEC)
 /*
  * The most claims owed at once: one for the NMI in flight, more for those
  * of PMIs taken back that may still come.
@@ -123,13 +134,18 @@ struct ptsim_nmi_stats {
 
 static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
 /*
- * NMIs this CPU sent itself and not yet claimed (see the top), and the
- * local_clock() of the last send.  Raised by the tick, with interrupts
- * off but not NMIs, so with local_inc(); lowered only in NMI, which
- * nothing on this CPU interrupts, with local_dec() or local_set().
+ * NMIs this CPU sent itself and not yet claimed (see the top).  Raised by
+ * the tick, with interrupts off but not NMIs, so with local_inc();
+ * lowered only in NMI, which nothing on this CPU interrupts, with
+ * local_dec() or local_set().
  */
 static DEFINE_PER_CPU(local_t, ptsim_nmi_owed);
-static DEFINE_PER_CPU(u64, ptsim_nmi_last_sent);
+/*
+ * The local_clock() of ptsim's last activity on this CPU (see the top):
+ * written by the tick and by the NMI that interrupts it, read in NMI (a
+ * u64 store is single-copy atomic on x86-64, where this is built).
+ */
+static DEFINE_PER_CPU(u64, ptsim_nmi_last);
 /*
  * The last send's spare claim (see the top) is still there: set by the
  * tick at each send, taken by the first unowned NMI without reasons
@@ -162,6 +178,7 @@ static int ptsim_nmi_local(unsigned int cmd, struct pt_regs *regs)
 
 	if (!why)
 		return NMI_DONE;
+	__this_cpu_write(ptsim_nmi_last, local_clock());
 	ptsim_nmi_pay(this_cpu_ptr(&ptsim_nmi_owed));
 	ptsim_irqoff_note(PTSIM_IRQOFF_NMI_WAIT, c->pmi_sent);
 	WRITE_ONCE(st->handled, st->handled + 1);
@@ -182,7 +199,7 @@ static int ptsim_nmi_unknown(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
 	local_t *owed = this_cpu_ptr(&ptsim_nmi_owed);
-	u64 since = local_clock() - __this_cpu_read(ptsim_nmi_last_sent);
+	u64 since = local_clock() - __this_cpu_read(ptsim_nmi_last);
 
 	if (local_read(owed) > 0 && since > PTSIM_NMI_GRACE_NS)
 		local_set(owed, 0);
@@ -213,7 +230,7 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 
 	c->pmi_regs = get_irq_regs();
 	c->pmi_sent = local_clock();
-	__this_cpu_write(ptsim_nmi_last_sent, c->pmi_sent);
+	__this_cpu_write(ptsim_nmi_last, c->pmi_sent);
 	/* What the handler reads before the reasons it finds them by. */
 	barrier();
 	WRITE_ONCE(c->pmi, why);
@@ -237,6 +254,7 @@ static bool ptsim_nmi_pmi(struct ptsim_cpu *c, unsigned int why)
 		why = xchg(&c->pmi, 0);
 		if (!why)
 			break;
+		__this_cpu_write(ptsim_nmi_last, local_clock());
 		WRITE_ONCE(st->late, st->late + 1);
 		ev->nmi_late = true;
 		c->hooks[PTSIM_HOOK_DELIVERY] = &ptsim_irq_hooks;
