@@ -187,18 +187,13 @@ static int write_file(const char *path, const char *s)
  */
 static int unprivileged_run(int type, long psz, long pmi0)
 {
-	/* What the child saw last, for the diagnostics: aux_head, data_head. */
-	volatile __u64 *seen = mmap(NULL, psz, PROT_READ | PROT_WRITE,
-				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	long ticks0 = cpu_field(PTSIM_DBG "/tick", CPU, "ticks");
 	char paranoid[16] = "";
-	int status, fd;
 	double end, t0 = now_ms();
+	int status, fd;
+	__u64 *seen;
 	pid_t pid;
 	FILE *f;
-
-	if (seen == MAP_FAILED)
-		return -ENOMEM;
 
 	f = fopen(PARANOID, "r");
 	if (!f || !fgets(paranoid, sizeof(paranoid), f)) {
@@ -207,8 +202,15 @@ static int unprivileged_run(int type, long psz, long pmi0)
 		return -ENOENT;
 	}
 	fclose(f);
-	if (write_file(PARANOID, "2"))
+	/* What the child saw last, for the diagnostics: aux_head, data_head. */
+	seen = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (seen == MAP_FAILED)
+		return -ENOMEM;
+	if (write_file(PARANOID, "2")) {
+		munmap(seen, psz);
 		return -EACCES;
+	}
 	pid = fork();
 	if (!pid) {
 		struct perf_event_attr attr = {
@@ -244,8 +246,10 @@ static int unprivileged_run(int type, long psz, long pmi0)
 			__u64 head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
 
 			__atomic_store_n(&pg->aux_tail, head, __ATOMIC_RELEASE);
-			seen[0] = head;
-			seen[1] = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+			__atomic_store_n(&seen[0], head, __ATOMIC_RELAXED);
+			__atomic_store_n(&seen[1], __atomic_load_n(&pg->data_head,
+								   __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELAXED);
 			/*
 			 * A buffer found full disables the event (as in
 			 * every kernel): on a loaded host the tick may run
@@ -257,6 +261,7 @@ static int unprivileged_run(int type, long psz, long pmi0)
 	}
 	if (pid < 0) {
 		write_file(PARANOID, paranoid);
+		munmap(seen, psz);
 		return -ECHILD;
 	}
 	/* Until enough PMIs, or the child gave up setting up. */
@@ -264,6 +269,7 @@ static int unprivileged_run(int type, long psz, long pmi0)
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			write_file(PARANOID, paranoid);
 			printf("# unprivileged child: status %#x\n", status);
+			munmap(seen, psz);
 			return -ECHILD;
 		}
 		if (cpu_field(PTSIM_DBG "/nmi", CPU, "pmi") - pmi0 >= USER_PMIS)
@@ -275,8 +281,9 @@ static int unprivileged_run(int type, long psz, long pmi0)
 	write_file(PARANOID, paranoid);
 	printf("# unprivileged: %.0f ms, %ld ticks on cpu%d, aux_head %llu, data_head %llu\n",
 	       now_ms() - t0, cpu_field(PTSIM_DBG "/tick", CPU, "ticks") - ticks0,
-	       CPU, (unsigned long long)seen[0], (unsigned long long)seen[1]);
-	munmap((void *)seen, psz);
+	       CPU, (unsigned long long)__atomic_load_n(&seen[0], __ATOMIC_RELAXED),
+	       (unsigned long long)__atomic_load_n(&seen[1], __ATOMIC_RELAXED));
+	munmap(seen, psz);
 	return 0;
 }
 
