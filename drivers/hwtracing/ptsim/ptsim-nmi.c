@@ -114,7 +114,8 @@
  * How long after ptsim's last activity on the CPU a claim without reasons
  * may be made: the window of AMD's perf, which claims every unknown NMI
  * within 100 ms of one it handled (perf_nmi_window, for the same reason:
- * its counters' NMIs carry no status); ptsim's claims are also counted.
+ * its counters' NMIs carry no status).  Unlike AMD's, ptsim's claims in
+ * the window are limited by count: those owed and one spare per send.
  */
 #define PTSIM_NMI_GRACE_NS	(100 * NSEC_PER_MSEC)
 /*
@@ -142,8 +143,9 @@ static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
 static DEFINE_PER_CPU(local_t, ptsim_nmi_owed);
 /*
  * The local_clock() of ptsim's last activity on this CPU (see the top):
- * written by the tick and by the NMI that interrupts it, read in NMI (a
- * u64 store is single-copy atomic on x86-64, where this is built).
+ * written by the tick and by the NMI that interrupts it, read in NMI.  On
+ * x86-64 a u64 store is single-copy atomic; on 32-bit x86 a torn read can
+ * only misjudge the grace of one claim without reasons.
  */
 static DEFINE_PER_CPU(u64, ptsim_nmi_last);
 /*
