@@ -11,6 +11,9 @@
 #               sources and headers
 #   sparse      make C=2 on each of our kernel objects: no warnings
 #   W=1         make W=1 on each of our kernel objects: no warnings
+#   in-tree     no out-of-tree code in our kernel sources: no #ifdef MODULE,
+#               LINUX_VERSION_CODE or test for PERF_EVENT_IOC_FLUSH (what a
+#               distribution kernel lacks, tools/ptsim-dkms supplies)
 #
 # The compiler gates build in their own object directory, $BUILD/obj/style
 # (the qemu kernel's .config), so the W=1 and sparse flags never dirty the
@@ -49,6 +52,11 @@ if [ ${#ksrc[@]} -gt 0 ]; then
 fi
 touch "$tmp/kdoc"
 result "kernel-doc: no warnings on ${#ksrc[@]} kernel files" "$tmp/kdoc"
+
+# Conditional code for other kernels than the one a file is part of.
+(cd "$TOP" && grep -nE '^[[:space:]]*#[[:space:]]*(if|elif|ifn?def).*\b(MODULE|LINUX_VERSION_CODE|KERNEL_VERSION|PERF_EVENT_IOC_FLUSH)\b' \
+	"${ksrc[@]}" /dev/null) >"$tmp/intree"
+result "in-tree: no out-of-tree conditionals in ${#ksrc[@]} kernel files" "$tmp/intree"
 
 # A .c file that another of ours #includes (a KUnit test that reaches
 # static functions that way) is compiled as part of that file, not alone.

@@ -38,6 +38,7 @@
  */
 #define pr_fmt(fmt) "ptsim: " fmt
 
+#include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -74,13 +75,6 @@ static void ptsim_mark_ticked(struct ptsim_cpu *c, struct ptsim_event *ev,
 }
 
 /*
- * perf_event_overflow() is not exported (6.12): built as a module,
- * ptsim_mark has no PMI, and refuses a sampling event without aux_output
- * (ptsim_mark_event_init()).  Counting, and samples into the trace, need
- * no perf_event_overflow().
- */
-#ifndef MODULE
-/*
  * The registers a sample reports: where the workload was when the tick
  * came (the registers the tick interrupted, @regs), as a hardware counter
  * reports where it overflowed; never the PMI handler's own.  If the tick
@@ -116,13 +110,9 @@ static void ptsim_mark_overflow(struct ptsim_cpu *c, struct pt_regs *regs)
 		mark->hw.state = PERF_HES_STOPPED;
 }
 
-#endif /* !MODULE */
-
 static const struct ptsim_hooks ptsim_mark_hooks = {
 	.ticked		= ptsim_mark_ticked,
-#ifndef MODULE
-	.overflow	= ptsim_mark_overflow,
-#endif
+	.overflow	= PTR_IF(PTSIM_BUILTIN, ptsim_mark_overflow),
 };
 
 static int ptsim_mark_event_init(struct perf_event *event)
@@ -134,11 +124,10 @@ static int ptsim_mark_event_init(struct perf_event *event)
 	/* A fixed period: the engine's ticks are not a clock to adjust to. */
 	if (is_sampling_event(event) && event->attr.freq)
 		return -EINVAL;
-#ifdef MODULE
-	/* No PMI in a module: see ptsim_mark_overflow(). */
-	if (is_sampling_event(event) && !event->attr.aux_output)
+	/* No PMI in a module (PTSIM_BUILTIN). */
+	if (!PTSIM_BUILTIN && is_sampling_event(event) &&
+	    !event->attr.aux_output)
 		return -EOPNOTSUPP;
-#endif
 	return 0;
 }
 

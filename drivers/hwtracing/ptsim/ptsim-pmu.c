@@ -147,66 +147,6 @@ static void ptsim_stop(struct perf_event *event, int flags)
 	ptsim_engine_stop(c, event);
 }
 
-/*
- * pmu::flush came with PERF_EVENT_IOC_FLUSH: without them (a distribution
- * kernel, ptsim built out of tree) the ioctl fails with ENOTTY and ptsim
- * has no flush callback; nothing else changes.
- */
-#ifdef PERF_EVENT_IOC_FLUSH
-/**
- * ptsim_flush() - pmu::flush: drain the FIFO into the AUX area now
- * @event: the event, active on this CPU
- *
- * What a trace unit's "flush" command does: the DMA empties the FIFO into
- * memory through the normal output path (ptsim_drain(), with its region
- * padding and watermark interrupts), then the transaction is ended, which
- * publishes aux_head and logs a PERF_RECORD_AUX for the data, and the next
- * one begins.  Tracing goes on undisturbed: unlike the core's generic path
- * (pmu::stop and pmu::start), no disable and enable packets are written
- * into the trace.
- *
- * If the buffer fills during the drain, the transaction ends with
- * TRUNCATED and the engine stops, as it does in a tick; if no new
- * transaction can begin, it stops too.  Either way there is nothing left
- * to flush, so that is success.  A pending overflow report stays pending:
- * it always precedes the next data record, so a consumer never sees a gap
- * before its explanation.
- *
- * With the ``noflush`` config bit set the callback declines, so that the
- * perf core's generic path for AUX PMUs without a flush callback can be
- * tested on ptsim.
- *
- * Context: the event's CPU, interrupts disabled, called by the perf core
- * for PERF_EVENT_IOC_FLUSH.
- * Return: 0, or -EOPNOTSUPP with ``noflush``.
- */
-static int ptsim_flush(struct perf_event *event)
-{
-	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
-	struct ptsim_event *ev = event->pmu_private;
-	u64 t0;
-
-	if (ev->noflush)
-		return -EOPNOTSUPP;
-	/* Stopped by a throttle in NMI: its work flushes the FIFO. */
-	if (c->event == event && READ_ONCE(c->stop_req)) {
-		hrtimer_try_to_cancel(&c->timer);
-		ptsim_engine_stop(c, event);
-		return 0;
-	}
-	/* Stopped on its own (full buffer): the FIFO was discarded. */
-	if (c->event != event || (event->hw.state & PERF_HES_STOPPED) ||
-	    !c->buf)
-		return 0;
-
-	t0 = local_clock();
-	if (!ptsim_drain(c, ev, ULONG_MAX) || !ptsim_interrupt(c))
-		ptsim_halt(c, event);
-	ptsim_irqoff_note(PTSIM_IRQOFF_FLUSH, t0);
-	return 0;
-}
-#endif /* PERF_EVENT_IOC_FLUSH */
-
 /**
  * ptsim_add() - pmu::add: claim the trace engine of this CPU for @event
  * @event: the event
@@ -397,14 +337,6 @@ static void ptsim_free_aux(void *buf)
 	kvfree(buf);
 }
 
-/*
- * AUX sampling writes into the sample with perf_output_copy() and
- * perf_output_copy_aux(), which 6.12 does not export: built as a module,
- * ptsim has no pmu::snapshot_aux, and perf_event_open() of a group member
- * with attr.aux_sample_size under a ptsim leader fails with EINVAL, as
- * for any PMU without it.
- */
-#ifndef MODULE
 /**
  * ptsim_sample_pad() - fill an AUX sample with PAD packets
  * @output: the handle of the sample record being written
@@ -491,7 +423,6 @@ static long ptsim_snapshot_aux(struct perf_event *event,
 	/* from == to (mod size) copies the whole buffer, oldest byte first. */
 	return perf_output_copy_aux(&c->handle, output, to - size, to);
 }
-#endif /* !MODULE */
 
 /*
  * ptsim events alive: initialised and not yet destroyed (debugfs
@@ -670,21 +601,12 @@ PTSIM_CAP(psb_periods, "0x%lx", (2UL << FIELD_MAX(PTSIM_CFG_PSB)) - 1);
 /* As intel_pt's: a table of output regions; no MTC packets. */
 PTSIM_CAP(topa_multiple_entries, "%u", 1);
 PTSIM_CAP(mtc, "%u", 0);
-/* What a module has not (see ptsim_snapshot_aux(), ptsim_mark_overflow()). */
-#ifdef MODULE
-#define PTSIM_BUILTIN	0
-#else
-#define PTSIM_BUILTIN	1
-#endif
+/* What a module has not (PTSIM_BUILTIN). */
 PTSIM_CAP(aux_sample, "%d", PTSIM_BUILTIN);
 PTSIM_CAP(mark_pmi, "%d", PTSIM_BUILTIN);
-/* What a kernel without pmu::flush has not (see ptsim_flush()). */
-#ifdef PERF_EVENT_IOC_FLUSH
-#define PTSIM_FLUSH	1
-#else
-#define PTSIM_FLUSH	0
-#endif
-PTSIM_CAP(flush, "%d", PTSIM_FLUSH);
+/* Whether ptsim has a flush callback (ptsim_flush_init()). */
+static bool ptsim_can_flush;
+PTSIM_CAP(flush, "%d", ptsim_can_flush);
 
 static struct attribute *ptsim_caps_attrs[] = {
 	&dev_attr_record_size.attr,
@@ -733,12 +655,7 @@ static struct pmu ptsim_pmu = {
 	.read		= ptsim_read,
 	.setup_aux	= ptsim_setup_aux,
 	.free_aux	= ptsim_free_aux,
-#ifndef MODULE
-	.snapshot_aux	= ptsim_snapshot_aux,
-#endif
-#ifdef PERF_EVENT_IOC_FLUSH
-	.flush		= ptsim_flush,
-#endif
+	.snapshot_aux	= PTR_IF(PTSIM_BUILTIN, ptsim_snapshot_aux),
 };
 
 /* Is @pmu one of the engine's registrations (ptsim, ptsim_nosg, ...)? */
@@ -823,6 +740,7 @@ static int __init ptsim_init(void)
 	 * ToPA).  Without them, no kernel would run those paths.  Copied
 	 * before ptsim_pmu is registered, which fills in its core state.
 	 */
+	ptsim_can_flush = ptsim_flush_init(&ptsim_pmu);
 	ptsim_nosg_pmu = ptsim_pmu;
 	ptsim_nosg_pmu.capabilities |= PERF_PMU_CAP_AUX_NO_SG;
 	ptsim_large_pmu = ptsim_pmu;

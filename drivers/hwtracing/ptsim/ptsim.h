@@ -359,6 +359,21 @@ void __init ptsim_tick_debugfs_init(struct dentry *dir);
 /* ptsim-pmu.c */
 bool ptsim_is_engine(const struct pmu *pmu);
 
+/*
+ * What ptsim does only when built in: AUX sampling (pmu::snapshot_aux)
+ * and ptsim_mark's PMI, which call perf_output_copy(),
+ * perf_output_copy_aux() and perf_event_overflow(), none of which the
+ * perf core exports.  As a module, ptsim has neither (caps/aux_sample and
+ * caps/mark_pmi say 0): a group member with attr.aux_sample_size under a
+ * ptsim leader is refused with EINVAL, as for any PMU without
+ * pmu::snapshot_aux, and a sampling ptsim_mark event without aux_output
+ * with EOPNOTSUPP (ptsim_mark_event_init()).
+ */
+#define PTSIM_BUILTIN	IS_BUILTIN(CONFIG_PTSIM)
+
+/* ptsim-flush.c */
+bool __init ptsim_flush_init(struct pmu *pmu);
+
 /* ptsim-bench.c */
 extern const struct ptsim_hooks ptsim_bench_hooks;
 void __init ptsim_bench_debugfs_init(struct dentry *dir);
