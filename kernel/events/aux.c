@@ -858,8 +858,10 @@ EXPORT_SYMBOL_GPL(perf_aux_output_begin);
 /**
  * perf_aux_output_end() - close an AUX transaction
  * @handle: the handle perf_aux_output_begin() filled in
- * @size: bytes written since begin (ignored in overwrite mode, where the
- *	driver leaves its absolute position in @handle->head instead)
+ * @size: bytes written since begin (only reported in overwrite mode, where
+ *	the driver leaves its write position in @handle->head instead: an
+ *	offset into the area for intel_pt and arm_spe_pmu, a running count
+ *	for CoreSight; the core publishes it as it is)
  *
  * Commits the data: a PERF_RECORD_AUX describing it (and the flags set
  * with perf_aux_output_flag()) goes to the data area, aux_head is

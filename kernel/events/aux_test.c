@@ -339,9 +339,11 @@ static void aux_test_begin_space(struct kunit *test)
 }
 
 /*
- * In overwrite mode the driver reports its absolute position in
- * handle->head and perf publishes exactly that, whatever @size says; the
- * tail is not looked at.
+ * In overwrite mode the driver reports its write position in handle->head
+ * and perf publishes exactly that, whatever @size says; the tail is not
+ * looked at.  Here a running count, as CoreSight's ETF hands it (intel_pt
+ * and arm_spe_pmu hand an offset into the area, which is the same case
+ * without the wraps).
  */
 static void aux_test_overwrite_head(struct kunit *test)
 {

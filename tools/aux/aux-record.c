@@ -376,8 +376,9 @@ static void event_ioctl(struct recorder *r, unsigned long req, const char *name)
 }
 
 /*
- * Snapshot mode: with the event stopped, aux_head is the absolute head;
- * copy the newest min(aux_size, head - previous head) bytes below it.
+ * Snapshot mode: with the event stopped, aux_head says where the newest
+ * data ends and the records since the last snapshot how much is new;
+ * auxc_snapshot() copies that out.
  */
 static void take_snapshot(struct recorder *r, bool restart)
 {

@@ -339,9 +339,13 @@ bool ptsim_begin(struct ptsim_cpu *c, struct perf_event *event)
  * the transaction was truncated.
  *
  * In overwrite (snapshot) mode perf keeps no head of its own: the driver
- * hands it the absolute position in handle.head, here the head the
- * transaction began at plus everything it wrote, and the size of the
- * record is what the transaction left in the buffer, at most its size.
+ * hands it the write position in handle.head, as intel_pt and arm_spe_pmu
+ * do an offset into the buffer (the hardware's output pointer), here the
+ * offset the transaction began at plus everything it wrote, modulo the
+ * buffer's size; perf_aux_output_begin() hands it back as the next
+ * transaction's handle.head.  The size of the record is what the
+ * transaction left in the buffer, at most its size, so that a consumer
+ * can tell from the records how much of the buffer is new.
  *
  * Context: the CPU of @c, interrupts disabled.
  */
@@ -375,12 +379,12 @@ void ptsim_commit(struct ptsim_cpu *c)
 	smp_wmb();
 	if (buf->snapshot) {
 		/*
-		 * Overwrite mode: the driver owns the head and hands the
-		 * absolute position to perf (perf_aux_output_begin() gave us
-		 * the previous one); the record's size is what this
-		 * transaction left in the buffer.
+		 * Overwrite mode: the driver owns the head and hands perf
+		 * the offset it writes at next (buf->size is a power of
+		 * two); the record's size is what this transaction left in
+		 * the buffer.
 		 */
-		h->head += size;
+		h->head = (h->head + size) & (buf->size - 1);
 		size = min(size, buf->size);
 	}
 	perf_aux_output_end(h, size);

@@ -239,6 +239,42 @@ bad:
 	return -EBADMSG;
 }
 
+/*
+ * Overwrite mode: add up the sizes of the PERF_RECORD_AUX records
+ * published since the last count, without taking them (auxc_snapshot()
+ * needs them, whoever reads the records).  A record that cannot be
+ * parsed ends the count; auxc_ring_read_records() will say so.
+ */
+static void auxc_note_aux(struct auxc *c)
+{
+	__u64 head, pos;
+	struct perf_event_header *h = c->rec;
+	struct auxc_record r;
+
+	if (!c->snapshot || !c->data)
+		return;
+	head = __atomic_load_n(&c->pg->data_head, __ATOMIC_ACQUIRE);
+	pos = c->pg->data_tail;
+	if ((__s64)(c->snap_seen - pos) > 0)
+		pos = c->snap_seen;
+	if (head - pos > c->data_size)
+		return;
+	while (pos != head) {
+		if (head - pos < sizeof(*h))
+			break;
+		ring_copy(c->data, c->data_size, pos, h, sizeof(*h));
+		if (h->size < sizeof(*h) || h->size > head - pos)
+			break;
+		if (h->type == PERF_RECORD_AUX) {
+			ring_copy(c->data, c->data_size, pos, c->rec, h->size);
+			if (!auxc_parse_record(h, &r))
+				c->snap_bytes += r.size;
+		}
+		pos += h->size;
+	}
+	c->snap_seen = pos;
+}
+
 /**
  * auxc_read_records() - Take every record published in a consumer's data area.
  * @c: the consumer
@@ -249,6 +285,7 @@ bad:
  */
 long auxc_read_records(struct auxc *c, auxc_record_fn fn, void *arg)
 {
+	auxc_note_aux(c);
 	return auxc_ring_read_records(c->pg, c->data, c->data_size, c->rec, fn,
 				      arg);
 }
@@ -306,27 +343,41 @@ long long auxc_consume(struct auxc *c, auxc_copy_fn fn, void *arg)
  * auxc_snapshot() - Take the newest data of an AUX area in overwrite mode.
  * @c: the consumer, in overwrite mode
  * @fn: called with each contiguous piece, at most two; may be NULL
- * @arg: passed to @fn
+ * @arg: passed to @fn, with the pieces' positions in the AUX stream:
+ *	each snapshot starts where the last one ended, or further on by
+ *	whole areas where the PMU wrote more than the area holds
  *
  * The event must be stopped: aux_head is published at the end of a
- * transaction.  What was written since the last snapshot, at most the
- * area's size, is the data below aux_head.
+ * transaction.  In overwrite mode aux_head is where the PMU writes next,
+ * an offset into the area (intel_pt, arm_spe_pmu, ptsim) or a running
+ * count (CoreSight): taken modulo the area's size, it says where the
+ * newest data ends, not how much of it is new.  That is the sum of the
+ * sizes of the PERF_RECORD_AUX records since the last snapshot (what each
+ * transaction wrote, at most the area's size; intel_pt always reports the
+ * area's size), or the distance aux_head moved if that is more.  At most
+ * the area's size is taken, ending at aux_head.
  *
  * Return: the bytes taken.
  */
 long long auxc_snapshot(struct auxc *c, auxc_copy_fn fn, void *arg)
 {
 	__u64 head = __atomic_load_n(&c->pg->aux_head, __ATOMIC_ACQUIRE);
-	__u64 len;
+	__u64 size = c->aux_size;
+	__u64 moved, written, end, len;
 
-	if (head < c->snap_head)
-		c->snap_head = 0;	/* not expected: aux_head went back */
-	len = head - c->snap_head;
-	if (len > c->aux_size)
-		len = c->aux_size;
+	auxc_note_aux(c);
+	/* The area's size is a power of two. */
+	moved = (head - c->snap_head) & (size - 1);
+	written = c->snap_bytes > moved ? c->snap_bytes : moved;
+	end = c->snap_pos + moved;
+	if (written > moved)
+		end += (written - moved + size - 1) / size * size;
+	len = written < size ? written : size;
 	if (len && fn)
-		auxc_copy_range(c, head - len, len, fn, arg);
+		auxc_copy_range(c, end - len, len, fn, arg);
 	c->snap_head = head;
+	c->snap_pos = end;
+	c->snap_bytes = 0;
 	return len;
 }
 

@@ -29,6 +29,9 @@ struct auxc {
 	unsigned char *aux;		/* the AUX area */
 	size_t aux_size;
 	__u64 snap_head;		/* aux_head at the last snapshot */
+	__u64 snap_pos;			/* where it ended in the AUX stream */
+	__u64 snap_bytes;		/* AUX record sizes since then */
+	__u64 snap_seen;		/* data area position counted up to */
 	void *rec;			/* one record, contiguous */
 };
 

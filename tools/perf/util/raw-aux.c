@@ -230,8 +230,13 @@ static int raw_aux_snapshot_finish(struct auxtrace_record *itr)
 /*
  * perf knows nothing of the PMU's trace, so it cannot find where a
  * wrapped buffer's oldest data begins: take the aux_head the PMU
- * published as the end of the data, and the whole buffer below it, or
- * only what is new since the last snapshot while that is less.
+ * published as the end of the data, and only what is new since the last
+ * snapshot while that is less than the buffer, else the whole buffer
+ * below it.  In overwrite mode the PMU hands the kernel that head: an
+ * offset into the buffer for intel_pt, arm_spe and ptsim, a running
+ * count for CoreSight.  An offset that did not move forward wrapped (the
+ * whole buffer, as intel-pt.c takes it once it has wrapped); one that
+ * did may also have wrapped, which only the PMU's module could tell.
  */
 static int raw_aux_find_snapshot(struct auxtrace_record *itr __maybe_unused,
 				 int idx __maybe_unused,
@@ -239,8 +244,13 @@ static int raw_aux_find_snapshot(struct auxtrace_record *itr __maybe_unused,
 				 unsigned char *data __maybe_unused,
 				 u64 *head, u64 *old)
 {
-	if (*head <= *old || *head - *old > mm->len)
-		*old = *head > mm->len ? *head - mm->len : 0;
+	/* The last snapshot's end, moved on by a buffer (below). */
+	if (*head < mm->len && *old >= mm->len)
+		*old -= mm->len;
+	if (*head > *old && *head - *old <= mm->len)
+		return 0;
+	*old = *head;
+	*head += mm->len;
 	return 0;
 }
 

@@ -2,10 +2,14 @@
 /*
  * A 2 GiB AUX area, the largest the perf core allows (its page array is
  * one kmalloc of at most MAX_PAGE_ORDER pages), written through ptsim
- * past 2^32 bytes in total, in normal and in overwrite mode: aux_head,
- * aux_tail and the aux_offset of PERF_RECORD_AUX must go on as exact
- * 64-bit values across 2^31 (the area's first wrap) and 2^32, and the
- * trace written across both must be there, complete and in sequence.
+ * past 2^32 bytes in total: aux_head, aux_tail and the aux_offset of
+ * PERF_RECORD_AUX must go on as exact 64-bit values across 2^31 (the
+ * area's first wrap) and 2^32, and the trace written across both must be
+ * there, complete and in sequence.  In normal mode only: in overwrite
+ * mode ptsim hands perf its offset into the area, as intel_pt does, so
+ * aux_head never passes the area's size there (the core's handling of a
+ * running count past 2^32, as CoreSight hands it, is KUnit's
+ * aux_test_overwrite_head).
  *
  * Two events share one buffer.  A benchmark-mode event (1 MiB
  * transactions of PAD packets) owns the buffer and does the bulk, up to
@@ -62,16 +66,6 @@ FIXTURE(large) {
 	unsigned long skips;	/* padding skipped, between two records */
 };
 
-/*
- * normal: the consumer moves aux_tail, the area is read as it is written.
- * overwrite: a read-only AUX mapping, the PMU writes on regardless.
- */
-FIXTURE_VARIANT(large) {
-	bool overwrite;
-};
-
-FIXTURE_VARIANT_ADD(large, normal) {};
-FIXTURE_VARIANT_ADD(large, overwrite) { .overwrite = true };
 FIXTURE_SETUP(large)
 {
 	long kb = meminfo_kb("MemTotal");
@@ -175,10 +169,9 @@ static __u64 aux_head(struct capture *s)
 
 /*
  * Check the PERF_RECORD_AUX records read since the last call: each one
- * starts where the one before ended (in overwrite mode aux_offset is
- * where the transaction ended, in normal mode where it began).  In
- * normal mode the driver skips a region's padding without a record, so
- * a record may start after the last one ended, but only inside the
+ * starts where the one before ended.  The driver skips a region's
+ * padding without a record, so a record may start after the last one
+ * ended, but only inside the
  * window copied out at @win (@len bytes from AUX offset @start), over
  * PAD bytes.
  */
@@ -190,14 +183,14 @@ static void check_records(struct __test_metadata *_metadata,
 
 	for (; self->checked < s->nrecs; self->checked++) {
 		struct aux_rec *r = &s->recs[self->checked];
-		__u64 from = s->snapshot ? r->a - r->b : r->a;
+		__u64 from = r->a;
 		__u64 i;
 
 		if (r->type != PERF_RECORD_AUX)
 			continue;
 		if (r->a > self->max_offset)
 			self->max_offset = r->a;
-		if (from != self->prev_end && !s->snapshot &&
+		if (from != self->prev_end &&
 		    from > self->prev_end && self->prev_end >= start &&
 		    from <= start + len) {
 			for (i = self->prev_end; i < from; i++)
@@ -221,9 +214,7 @@ static void check_records(struct __test_metadata *_metadata,
 static void skip_aux(struct capture *s)
 {
 	capture_read_records(s);
-	if (!s->snapshot)
-		__atomic_store_n(&s->pg->aux_tail, aux_head(s),
-				 __ATOMIC_RELEASE);
+	__atomic_store_n(&s->pg->aux_tail, aux_head(s), __ATOMIC_RELEASE);
 }
 
 /*
@@ -282,10 +273,8 @@ static void seq_around(const unsigned char *p, size_t len, __u64 start,
 
 /*
  * The window: the packet event writes from where the bulk stopped, a
- * little before @pos, until aux_head is PAST beyond it; flushed, so
- * that aux_head moves in both modes.  Then the window is copied out of
- * the area (in overwrite mode once the event is off: nothing has
- * overwritten it yet) and its trace checked.
+ * little before @pos, until aux_head is PAST beyond it, flushed as it
+ * goes and copied out; then its trace is checked.
  */
 static void window_at(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(large) *self, __u64 pos)
@@ -293,7 +282,6 @@ static void window_at(struct __test_metadata *_metadata,
 	struct capture *s = &self->s;
 	__u64 start = aux_head(s), head, before = 0, after = 0;
 	double end = now_ms() + PHASE_SECS * 1e3;
-	bool snapshot = s->snapshot;
 	struct pt_check w;
 
 	ASSERT_LE(start + MIN_BEFORE, pos)
@@ -306,8 +294,7 @@ static void window_at(struct __test_metadata *_metadata,
 	do {
 		ASSERT_EQ(0, ioctl(self->pkt, PERF_EVENT_IOC_FLUSH, 0));
 		capture_read_records(s);
-		if (!s->snapshot)
-			capture_copy_aux(s);
+		capture_copy_aux(s);
 		ASSERT_LT(now_ms(), end)
 			TH_LOG("aux_head %llu after %d s, wanted %llu",
 			       (unsigned long long)aux_head(s), PHASE_SECS,
@@ -317,18 +304,13 @@ static void window_at(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, ioctl(self->pkt, PERF_EVENT_IOC_DISABLE, 0));
 	capture_read_records(s);
 	head = aux_head(s);
-	if (s->snapshot)
-		capture_append(s, start, head - start);
-	else
-		capture_copy_aux(s);
+	capture_copy_aux(s);
 	ASSERT_EQ(head - start, s->len);
 	check_records(_metadata, self, start, s->trace, s->len);
 
-	/* A normal trace: it must start with a PSB (the snapshot rule off). */
-	s->snapshot = false;
+	/* It must start with a PSB. */
 	memset(&w, 0, sizeof(w));
 	pt_check_piece(s, &w, s->trace, s->len, start, 0);
-	s->snapshot = snapshot;
 	EXPECT_EQ(0, w.errors);
 	EXPECT_EQ(0, w.gaps);
 	EXPECT_EQ(0, w.ovf);
@@ -380,7 +362,7 @@ TEST_F_TIMEOUT(large, past_4gib, 240)
 
 	t0 = now_ms();
 	ASSERT_EQ(0, capture_map(s, self->bulk, BULK_CONFIG, DATA_PAGES,
-				 AREA / sysconf(_SC_PAGESIZE), variant->overwrite))
+				 AREA / sysconf(_SC_PAGESIZE), false))
 		TH_LOG("mmap of 2 GiB of AUX area: %s", strerror(errno));
 	ksft_print_msg("2 GiB AUX area mapped in %.1f s\n",
 		       (now_ms() - t0) / 1e3);
@@ -404,8 +386,8 @@ TEST_F_TIMEOUT(large, past_4gib, 240)
 
 	EXPECT_GT(head, (1ULL << 32) + PAST - 1);
 	EXPECT_EQ(self->prev_end, head);
-	/* The last record ends at aux_head; aux_tail follows in normal mode. */
-	EXPECT_EQ(head, variant->overwrite ? self->max_offset : s->pg->aux_tail);
+	/* The last record ends at aux_head; aux_tail follows it. */
+	EXPECT_EQ(head, s->pg->aux_tail);
 	EXPECT_GT(self->max_offset, 1ULL << 32);
 	EXPECT_EQ(0, s->truncated);
 	EXPECT_EQ(0, s->lost);

@@ -546,9 +546,11 @@ TEST_F(two_cpus, full_buffer_disables)
 
 /*
  * Snapshot (overwrite) mode: the AUX area is mapped read-only and ptsim
- * wraps freely; stopping the event publishes the absolute head, and the
- * newest aux_size bytes below it are a valid, gap-free trace.  A second
- * snapshot continues the numbering.
+ * wraps freely; stopping the event publishes the head as intel_pt does,
+ * its offset into the area, and the PERF_RECORD_AUX of the transaction
+ * says how much it wrote (at most the area's size): the newest aux_size
+ * bytes below the head are a valid, gap-free trace.  A second snapshot
+ * continues the numbering.
  *
  * aux_head moves only when the event stops, so each round waits for the
  * event's count, the bytes the engine has produced (brought up to date
@@ -575,7 +577,7 @@ TEST_F(ptsim, snapshot)
 	struct perf_event_attr attr;
 	struct capture s;
 	struct pt_check w;
-	__u64 head, first_last;
+	__u64 head, produced, first_last;
 	pid_t pid;
 	int fd, i;
 
@@ -586,9 +588,12 @@ TEST_F(ptsim, snapshot)
 	EXPECT_TRUE(wait_produced(fd, 2 * s.aux_size, 20000))
 		TH_LOG("the engine never produced twice the buffer");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(produced), read(fd, &produced, sizeof(produced)));
 	head = __atomic_load_n(&s.pg->aux_head, __ATOMIC_ACQUIRE);
-	EXPECT_GT(head, s.aux_size) TH_LOG("the buffer never wrapped");
-	EXPECT_EQ(s.aux_size, capture_snapshot(&s));
+	EXPECT_LT(head, s.aux_size) TH_LOG("aux_head %llu is not an offset",
+					   (unsigned long long)head);
+	EXPECT_EQ(s.aux_size, capture_snapshot(&s))
+		TH_LOG("the records do not say the buffer wrapped");
 	pt_check_trace(&s, &w, 0);
 	EXPECT_GT(w.ptw64, 100);
 	EXPECT_EQ(0, w.errors);
@@ -597,7 +602,7 @@ TEST_F(ptsim, snapshot)
 
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* A full buffer more: the second snapshot holds only new data. */
-	EXPECT_TRUE(wait_produced(fd, head + s.aux_size, 20000))
+	EXPECT_TRUE(wait_produced(fd, produced + s.aux_size, 20000))
 		TH_LOG("the engine stopped after the first snapshot");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
 	EXPECT_EQ(s.aux_size, capture_snapshot(&s));
@@ -612,9 +617,14 @@ TEST_F(ptsim, snapshot)
 	/* No TRUNCATED in overwrite mode; records say OVERWRITE. */
 	EXPECT_EQ(0, s.truncated);
 	EXPECT_GE(s.aux_records, 1);
-	for (i = 0; i < (int)s.nrecs; i++)
-		if (s.recs[i].type == PERF_RECORD_AUX)
-			EXPECT_TRUE(s.recs[i].c & PERF_AUX_FLAG_OVERWRITE);
+	for (i = 0; i < (int)s.nrecs; i++) {
+		if (s.recs[i].type != PERF_RECORD_AUX)
+			continue;
+		EXPECT_TRUE(s.recs[i].c & PERF_AUX_FLAG_OVERWRITE);
+		/* The offset is the head handed over: in the area. */
+		EXPECT_LT(s.recs[i].a, s.aux_size);
+		EXPECT_LE(s.recs[i].b, s.aux_size);
+	}
 	close(fd);
 	capture_free(&s);
 }
