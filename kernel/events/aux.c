@@ -341,6 +341,7 @@ static struct perf_aux *aux_create(struct perf_event *event,
 	struct perf_aux *aux;
 	int ret;
 
+	lockdep_assert_held(&rb->aux.mutex);
 	aux = kzalloc_node(sizeof(*aux), GFP_KERNEL, node);
 	if (!aux)
 		return ERR_PTR(-ENOMEM);
@@ -421,6 +422,7 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
 {
 	struct perf_buffer *rb = aux->rb;
 
+	lockdep_assert_held(&rb->aux.mutex);
 	WARN_ON_ONCE(event->rb != rb);
 	rcu_assign_pointer(rb->aux.area, NULL);
 	perf_pmu_output_stop(event);
@@ -449,6 +451,7 @@ static void aux_unmap(struct perf_event *event, struct perf_aux *aux)
  */
 static void aux_install(struct perf_buffer *rb, struct perf_aux *aux)
 {
+	lockdep_assert_held(&rb->aux.mutex);
 	/*
 	 * Orders aux_unmap()'s mode store (before us through the mutex)
 	 * before the load of the slot; pairs with the full barrier of

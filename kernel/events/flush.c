@@ -65,6 +65,8 @@ static int flush_active(struct perf_event *event)
 	struct pmu *pmu = event->pmu;
 	int ret = -EOPNOTSUPP;
 
+	lockdep_assert_irqs_disabled();
+	lockdep_assert_held(&event->ctx->lock);
 	perf_pmu_disable(pmu);
 	if (pmu->flush)
 		ret = pmu->flush(event);
