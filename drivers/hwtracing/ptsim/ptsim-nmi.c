@@ -143,9 +143,9 @@ static DEFINE_PER_CPU(struct ptsim_nmi_stats, ptsim_nmi_stats);
 static DEFINE_PER_CPU(local_t, ptsim_nmi_owed);
 /*
  * The local_clock() of ptsim's last activity on this CPU (see the top):
- * written by the tick and by the NMI that interrupts it, read in NMI.  On
- * x86-64 a u64 store is single-copy atomic; on 32-bit x86 a torn read can
- * only misjudge the grace of one claim without reasons.
+ * written by the tick and by the NMI that interrupts it, read in NMI.  A
+ * u64 store is single-copy atomic on x86-64, the only architecture this
+ * file is built for (the Makefile).
  */
 static DEFINE_PER_CPU(u64, ptsim_nmi_last);
 /*
@@ -166,7 +166,10 @@ static void ptsim_nmi_pay(local_t *owed)
 /*
  * Every NMI, at NMI_LOCAL: ours if it finds the reasons (see the top).
  * They are taken with xchg(): if the tick has taken them back first,
- * there is nothing to handle.  A handler that finds them runs while the
+ * there is nothing to handle.  A plain read first spares the NMIs of
+ * every other user (perf's counters, the watchdog) the locked operation:
+ * the reasons are only ever posted and taken on this CPU, so a zero read
+ * here is the zero the xchg() would have returned.  A handler that finds them runs while the
  * tick that posted them waits (NMIs nest into the code they interrupt),
  * so the transaction is in the state the tick left it in, and the tick
  * goes on only once we return.  The sample registers are those the tick
@@ -176,8 +179,11 @@ static int ptsim_nmi_local(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ptsim_cpu *c = this_cpu_ptr(&ptsim_cpus);
 	struct ptsim_nmi_stats *st = this_cpu_ptr(&ptsim_nmi_stats);
-	unsigned int why = xchg(&c->pmi, 0);
+	unsigned int why;
 
+	if (!READ_ONCE(c->pmi))
+		return NMI_DONE;
+	why = xchg(&c->pmi, 0);
 	if (!why)
 		return NMI_DONE;
 	__this_cpu_write(ptsim_nmi_last, local_clock());

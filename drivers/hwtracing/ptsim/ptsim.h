@@ -382,8 +382,8 @@ void __init ptsim_bench_debugfs_init(struct dentry *dir);
 int __init ptsim_mark_register(void);
 void ptsim_mark_unregister(void);
 
-/* ptsim-nmi.c: the delivery in NMI, NULL where there is none */
-#ifdef CONFIG_X86_LOCAL_APIC
+/* ptsim-nmi.c (x86-64): the delivery in NMI, NULL where there is none */
+#ifdef CONFIG_X86_64
 const struct ptsim_hooks *ptsim_nmi_delivery(void);
 void __init ptsim_nmi_init(struct dentry *dir);
 void ptsim_nmi_exit(void);
