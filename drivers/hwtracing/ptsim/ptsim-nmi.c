@@ -169,11 +169,13 @@ static void ptsim_nmi_pay(local_t *owed)
  * there is nothing to handle.  A plain read first spares the NMIs of
  * every other user (perf's counters, the watchdog) the locked operation:
  * the reasons are only ever posted and taken on this CPU, so a zero read
- * here is the zero the xchg() would have returned.  A handler that finds them runs while the
- * tick that posted them waits (NMIs nest into the code they interrupt),
- * so the transaction is in the state the tick left it in, and the tick
- * goes on only once we return.  The sample registers are those the tick
- * interrupted, the workload's, not this NMI's, which are the tick's own.
+ * here is the zero the xchg() would have returned.
+ *
+ * A handler that finds them runs while the tick that posted them waits
+ * (NMIs nest into the code they interrupt), so the transaction is in the
+ * state the tick left it in, and the tick goes on only once we return.
+ * The sample registers are those the tick interrupted, the workload's,
+ * not this NMI's, which are the tick's own.
  */
 static int ptsim_nmi_local(unsigned int cmd, struct pt_regs *regs)
 {
