@@ -863,9 +863,12 @@ static int aux_test_mapper_fn(void *data)
 		struct perf_aux *new = r->areas[i];
 		u64 seen;
 
+		/* As perf_aux_mmap() and the last munmap() do: under the mutex. */
+		mutex_lock(&rb->aux.mutex);
 		rcu_assign_pointer(rb->aux.area, NULL);
 		WRITE_ONCE(old->mode, old->mode | PERF_AUX_UNMAPPED);
 		aux_install(rb, new);
+		mutex_unlock(&rb->aux.mutex);
 		seen = READ_ONCE(rb->user_page->aux_head);
 		usleep_range(50, 100);	/* an end takes about a microsecond */
 		if (READ_ONCE(rb->user_page->aux_head) != seen)
