@@ -122,6 +122,8 @@ mkdir -p "$G/modules"
 	"$TOP/tests/modules/nmi_foreign/nmi_foreign_test.c" "${AUXLIB_SRCS[@]}"
 "${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/modules/aux_xpmu_test" \
 	"$TOP/tests/modules/aux_xpmu/aux_xpmu_test.c" "${AUXLIB_SRCS[@]}"
+"${CC[@]}" "${UCFLAGS[@]}" "${AUXLIB[@]}" -o "$G/modules/aux_share_test" \
+	"$TOP/tests/modules/aux_share/aux_share_test.c" "${AUXLIB_SRCS[@]}"
 
 rm -rf "$BUILD/harness-mod" && cp -r "$TOP/tests/harness/module" "$BUILD/harness-mod"
 make -s -C "$BUILD/obj/qemu" M="$BUILD/harness-mod" CC="${CC[*]}" modules \

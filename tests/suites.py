@@ -303,6 +303,12 @@ SUITES = [
     # module, tests/modules/aux_xpmu).
     S('modules/aux_xpmu', './modules/aux_xpmu_test', 120, {'check': {}},
       min=plan('tests/modules/aux_xpmu/aux_xpmu_test.c')),
+    # The copies of an inherited per-task event never write into a mapped
+    # buffer: SET_OUTPUT of such an event is refused, else two children
+    # on two CPUs begin AUX transactions on one buffer at once (a
+    # non-exclusive AUX PMU in a module, tests/modules/aux_share).
+    S('modules/aux_share', './modules/aux_share_test', 120, {'check': {}},
+      min=plan('tests/modules/aux_share/aux_share_test.c')),
     # ptsim claims its NMIs at NMI_LOCAL, so an NMI_UNKNOWN handler is
     # shown none of them, privileged or not; and only as many NMIs as it
     # sent: foreign NMIs sent to CPU 1 while ptsim raises its PMIs there
