@@ -69,17 +69,15 @@
  * the handle of the open transaction, and begin claims it with one
  * cmpxchg, so that of two writers that find it free only one gets it.
  * The one that does not is refused with a warning, as upstream refuses a
- * nested writer (an NMI on the same CPU).  Normally there is no second
- * writer: every writer of a buffer runs on one CPU at a time (per-CPU
- * events only on their CPU, a per-task event only where its task runs,
- * and events sharing a buffer must agree on the CPU or the task,
- * perf_event_set_output()).  The exception: the inherited copies of a
- * per-task event run wherever their tasks do.  Such an event cannot be
- * mapped, but perf_event_set_output() lets it write into the buffer of a
- * non-inherited event of the same task, whose AUX area may have been
- * mapped through a third event of the task (of another AUX PMU: two
- * events of one exclusive PMU cannot share a task).  Then writers on two
- * CPUs can begin at once.  The holder of rb->aux.txn alone writes the
+ * nested writer (an NMI on the same CPU): a driver's bug, since no user
+ * can make two writers.  Every writer of a buffer runs on one CPU at a
+ * time: per-CPU events only on their CPU, a per-task event only where
+ * its task runs, and events sharing a buffer must agree on the CPU or
+ * the task (perf_event_set_output()).  The inherited copies of a
+ * per-task event run wherever their tasks do, on several CPUs at once,
+ * and write into their parent's buffer; so such an event can neither be
+ * mapped (perf_mmap()) nor join a buffer (perf_event_set_output()), and
+ * its copies never write.  The holder of rb->aux.txn alone writes the
  * producer state (rb->aux.head, rb->aux.wakeup, rb->aux.txn_area), without
  * atomics; begin's cmpxchg and end's release of the slot order one
  * holder's writes before the next one's.  End, skip and perf_get_aux()
