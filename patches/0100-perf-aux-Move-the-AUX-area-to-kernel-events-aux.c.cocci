@@ -185,7 +185,7 @@ identifier fld = {aux_watermark, aux_mutex, aux_head, aux_nest, aux_wakeup,
 		  aux_pgoff, aux_nr_pages, aux_overwrite, aux_mmap_count,
 		  aux_mmap_locked, aux_mmap_user, aux_mmap_mm,
 		  aux_refcount, aux_in_sampling,
-		  aux_in_pause_resume, aux_pages, aux_priv};
+		  aux_in_pause_resume, aux_pages, aux_priv, aux_pmu, aux_module};
 @@
 struct perf_buffer {
   ...

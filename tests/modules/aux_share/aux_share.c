@@ -14,6 +14,13 @@
  * debugfs aux_share/counts: "begun N refused N most_open N": the begins
  * that returned the area, those that returned NULL, and the most
  * transactions ever open at once (over every buffer: the test has one).
+ *
+ * debugfs aux_share/unregister (where perf_pmu_unregister() can revoke
+ * events, see the Makefile): writing 1 unregisters the PMU while the
+ * module stays loaded, as a driver whose device goes away does
+ * (hisi_ptt's PCI remove, say); 7.3's core then revokes the PMU's events
+ * (__pmu_detach_event()), mapped ones included.  6.12's does not: the
+ * file is not there.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
@@ -26,6 +33,7 @@ static DEFINE_PER_CPU(struct perf_output_handle, aux_share_handle);
 static atomic_t aux_share_begun, aux_share_refused, aux_share_open;
 static atomic_t aux_share_most;
 static struct dentry *aux_share_dir;
+static bool aux_share_registered;
 
 static int aux_share_event_init(struct perf_event *event)
 {
@@ -117,22 +125,64 @@ static int aux_share_counts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(aux_share_counts);
 
+#ifdef AUX_SHARE_UNREGISTER
+static DEFINE_MUTEX(aux_share_lock);
+
+static ssize_t aux_share_unregister_write(struct file *file,
+					  const char __user *buf,
+					  size_t count, loff_t *ppos)
+{
+	bool yes;
+	int ret;
+
+	ret = kstrtobool_from_user(buf, count, &yes);
+	if (ret || !yes)
+		return ret ?: -EINVAL;
+	mutex_lock(&aux_share_lock);
+	ret = -ENOENT;
+	if (aux_share_registered) {
+		ret = perf_pmu_unregister(&aux_share_pmu);
+		aux_share_registered = ret != 0;
+	}
+	mutex_unlock(&aux_share_lock);
+	return ret ?: count;
+}
+
+static const struct file_operations aux_share_unregister_fops = {
+	.owner	= THIS_MODULE,
+	.write	= aux_share_unregister_write,
+};
+
+static void aux_share_unregister_file(void)
+{
+	debugfs_create_file("unregister", 0200, aux_share_dir, NULL,
+			    &aux_share_unregister_fops);
+}
+#else
+static void aux_share_unregister_file(void)
+{
+}
+#endif
+
 static int __init aux_share_init(void)
 {
 	int ret = perf_pmu_register(&aux_share_pmu, "aux_share", -1);
 
 	if (ret)
 		return ret;
+	aux_share_registered = true;
 	aux_share_dir = debugfs_create_dir("aux_share", NULL);
 	debugfs_create_file("counts", 0400, aux_share_dir, NULL,
 			    &aux_share_counts_fops);
+	aux_share_unregister_file();
 	return 0;
 }
 
 static void __exit aux_share_exit(void)
 {
 	debugfs_remove_recursive(aux_share_dir);
-	perf_pmu_unregister(&aux_share_pmu);
+	if (aux_share_registered)
+		perf_pmu_unregister(&aux_share_pmu);
 }
 
 module_init(aux_share_init);

@@ -19,6 +19,13 @@
  * must be refused (EINVAL).  If it is not, E is enabled and two children
  * busy on two CPUs are forked: no two transactions may be open at once,
  * and the kernel must not warn (taint W).
+ *
+ * Then what an AUX area pins: an event G with its areas mapped is
+ * closed, and the PMU unregistered (debugfs aux_share/unregister, as a
+ * driver whose device goes away; 7.3 revokes G).  The area still holds
+ * the PMU's setup_aux data, which free_aux, code of the module, frees
+ * at munmap(): the module must not unload while the area is mapped, and
+ * must once it is unmapped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +47,7 @@
 #define DBG		"/sys/kernel/debug/" MOD
 #define TAINT_WARN	0x200	/* bit 9, "W" */
 #define BUSY_MS		500
+#define UNLOAD_MS	2000
 
 static int failures, checks;
 
@@ -128,48 +136,87 @@ static pid_t busy_child(int cpu)
 	_exit(0);
 }
 
-int main(void)
+/* Map @fd's data area (one page) and an AUX area of two pages. */
+static int map_both(int fd, long psz, void **pg, void **aux)
 {
-	long psz = sysconf(_SC_PAGESIZE), t0, t1;
-	struct perf_event_mmap_page *pg;
-	struct counts c0, c1;
-	int type, fe, ff, cpu[2], i;
-	pid_t kid[2];
-	void *aux;
+	struct perf_event_mmap_page *p;
 
-	printf("TAP version 13\n1..3\n");
-	if (two_cpus(cpu)) {
-		for (i = 1; i <= 3; i++)
-			printf("ok %d # SKIP needs two CPUs\n", i);
-		return 0;
+	p = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	p->aux_offset = 2 * psz;
+	p->aux_size = 2 * psz;
+	*aux = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    2 * psz);
+	if (*aux == MAP_FAILED) {
+		munmap(p, 2 * psz);
+		return -1;
 	}
-	if (modtest_load(MOD))
-		return 1;
-	type = auxc_pmu_type(MOD);
-	ff = type < 0 ? -1 : open_event(type, false);
-	fe = type < 0 ? -1 : open_event(type, true);
-	if (ff < 0 || fe < 0) {
-		printf("Bail out! no %s PMU or perf_event_open: %s\n", MOD,
-		       strerror(errno));
-		return 1;
+	*pg = p;
+	return 0;
+}
+
+static bool unload(void)
+{
+	return !syscall(SYS_delete_module, MOD, O_NONBLOCK);
+}
+
+/* Checks 4 to 6: the module pinned by a mapped AUX area, not longer. */
+static void pinned(unsigned int type, long psz)
+{
+	int fd = open_event(type, false), wr, err;
+	void *pg, *aux;
+	bool gone;
+	double end;
+
+	if (fd < 0 || map_both(fd, psz, &pg, &aux)) {
+		printf("Bail out! event G or its mapping: %s\n", strerror(errno));
+		exit(1);
 	}
-	pg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, ff, 0);
-	if (pg == MAP_FAILED) {
-		printf("Bail out! mmap: %s\n", strerror(errno));
-		return 1;
+	close(fd);
+	wr = open(DBG "/unregister", O_WRONLY);
+	if (wr < 0) {
+		for (wr = 4; wr <= 6; wr++)
+			printf("ok %d # SKIP no %s/unregister: %s\n", wr, DBG,
+			       "this kernel cannot unregister a PMU with events");
+		munmap(aux, 2 * psz);
+		munmap(pg, 2 * psz);
+		unload();
+		return;
 	}
-	pg->aux_offset = 2 * psz;
-	pg->aux_size = 2 * psz;
-	aux = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, ff,
-		   2 * psz);
-	if (aux == MAP_FAILED) {
-		printf("Bail out! AUX mmap: %s\n", strerror(errno));
-		return 1;
+	check(write(wr, "1", 1) == 1, "the PMU unregistered, its event's AUX area mapped");
+	close(wr);
+	gone = unload();
+	err = errno;
+	if (!gone)
+		printf("# unload while mapped: %s\n", strerror(err));
+	check(!gone, "the module stays loaded while the AUX area is mapped");
+	munmap(aux, 2 * psz);	/* free_aux runs here, or after an RCU grace period */
+	munmap(pg, 2 * psz);
+	for (end = now_ms() + UNLOAD_MS; !gone && now_ms() < end; usleep(10000))
+		gone = unload();
+	check(gone, "the module unloads once the area is unmapped");
+}
+
+/* Checks 1 to 3: the inherited event refused, or two writers seen. */
+static void one_writer(unsigned int type, long psz, const int cpu[2])
+{
+	int fe, ff, i;
+	struct counts c0, c1;
+	long t0, t1;
+	void *pg, *aux;
+	pid_t kid[2];
+
+	ff = open_event(type, false);
+	fe = open_event(type, true);
+	if (ff < 0 || fe < 0 || map_both(ff, psz, &pg, &aux)) {
+		printf("Bail out! events E, F or F's mapping: %s\n", strerror(errno));
+		exit(1);
 	}
 	t0 = taint_flags();
 	if (read_counts(&c0)) {
 		printf("Bail out! cannot read " DBG "/counts\n");
-		return 1;
+		exit(1);
 	}
 
 	errno = 0;
@@ -199,7 +246,26 @@ int main(void)
 	munmap(pg, 2 * psz);
 	close(fe);
 	close(ff);
-	if (syscall(SYS_delete_module, MOD, O_NONBLOCK))
-		printf("# cannot unload %s: %s\n", MOD, strerror(errno));
+}
+
+int main(void)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int type, cpu[2], i;
+
+	printf("TAP version 13\n1..6\n");
+	if (modtest_load(MOD))
+		return 1;
+	type = auxc_pmu_type(MOD);
+	if (type < 0) {
+		printf("Bail out! no %s PMU\n", MOD);
+		return 1;
+	}
+	if (two_cpus(cpu))
+		for (i = 1; i <= 3; i++)
+			printf("ok %d # SKIP needs two CPUs\n", i);
+	else
+		one_writer(type, psz, cpu);
+	pinned(type, psz);
 	return failures ? 1 : 0;
 }
