@@ -10,7 +10,9 @@
 # every one left in is visible to the reviewer with its reason; so is the
 # WARNING FILE_PATH_CHANGES, which checkpatch gives every patch that adds
 # a file without touching MAINTAINERS, even where an entry's pattern
-# (kernel/events/*) covers the file.
+# (kernel/events/*) covers the file.  A TYPO_SPELLING WARNING on a
+# Fixes: line is noted and not counted: the tag quotes upstream's subject
+# as it is.
 #
 # checkpatch runs in $TREE, the assembled tree, so that it sees the
 # series' own MAINTAINERS entry and the base's spelling and API lists
@@ -75,6 +77,17 @@ for p in "${patches[@]}"; do
 		# covers the file or not: allowed as a CHECK is, where the
 		# message says which entry does.
 		*': WARNING:FILE_PATH_CHANGES:'*) justified FILE_PATH_CHANGES ;;
+		# A spelling warning on a Fixes: line is upstream's subject,
+		# which the tag must quote as it is ("useable" in
+		# da916e96e2de's): noted, not counted.
+		*': WARNING:TYPO_SPELLING:'*)
+			n=${line#"$p":}
+			n=${n%%:*}
+			if sed -n "${n}p" "$p" | grep -q '^Fixes: [0-9a-f]\{12,\} ("'; then
+				bad+=("$line (in the quoted subject of a Fixes: tag)")
+			else
+				w=$((w + 1)); bad+=("$line")
+			fi ;;
 		*': WARNING:'*) w=$((w + 1)); bad+=("$line") ;;
 		*': CHECK:'*)
 			type=${line#*: CHECK:}

@@ -57,6 +57,23 @@ static void check(bool ok, const char *what)
 	failures += !ok;
 }
 
+/* The checks' names, for their results and their skips alike. */
+static const char *const what[] = {
+	"SET_OUTPUT of an inherited per-task event to a mapped buffer: EINVAL",
+	"no two transactions open on the buffer at once",
+	"no warning (taint W) from the children's begins",
+	"the PMU unregistered, its event's AUX area mapped",
+	"the module stays loaded while the AUX area is mapped",
+	"the module unloads once the area is unmapped",
+};
+
+/* Checks @first to @last (1-based) skipped for @why. */
+static void skip(int first, int last, const char *why)
+{
+	for (; first <= last; first++)
+		printf("ok %d - %s # SKIP %s\n", ++checks, what[first - 1], why);
+}
+
 struct counts {
 	int begun, refused, most;
 };
@@ -176,26 +193,25 @@ static void pinned(unsigned int type, long psz)
 	close(fd);
 	wr = open(DBG "/unregister", O_WRONLY);
 	if (wr < 0) {
-		for (wr = 4; wr <= 6; wr++)
-			printf("ok %d # SKIP no %s/unregister: %s\n", wr, DBG,
-			       "this kernel cannot unregister a PMU with events");
+		skip(4, 6, "this kernel cannot unregister a PMU with events (no "
+			DBG "/unregister)");
 		munmap(aux, 2 * psz);
 		munmap(pg, 2 * psz);
 		unload();
 		return;
 	}
-	check(write(wr, "1", 1) == 1, "the PMU unregistered, its event's AUX area mapped");
+	check(write(wr, "1", 1) == 1, what[3]);
 	close(wr);
 	gone = unload();
 	err = errno;
 	if (!gone)
 		printf("# unload while mapped: %s\n", strerror(err));
-	check(!gone, "the module stays loaded while the AUX area is mapped");
+	check(!gone, what[4]);
 	munmap(aux, 2 * psz);	/* free_aux runs here, or after an RCU grace period */
 	munmap(pg, 2 * psz);
 	for (end = now_ms() + UNLOAD_MS; !gone && now_ms() < end; usleep(10000))
 		gone = unload();
-	check(gone, "the module unloads once the area is unmapped");
+	check(gone, what[5]);
 }
 
 /* Checks 1 to 3: the inherited event refused, or two writers seen. */
@@ -221,7 +237,7 @@ static void one_writer(unsigned int type, long psz, const int cpu[2])
 
 	errno = 0;
 	check(ioctl(fe, PERF_EVENT_IOC_SET_OUTPUT, ff) == -1 && errno == EINVAL,
-	      "SET_OUTPUT of an inherited per-task event to a mapped buffer: EINVAL");
+	      what[0]);
 
 	/* Refused or not, run the children: with it refused, nobody writes. */
 	ioctl(fe, PERF_EVENT_IOC_ENABLE, 0);
@@ -236,11 +252,10 @@ static void one_writer(unsigned int type, long psz, const int cpu[2])
 	printf("# children on CPUs %d and %d: begun %d refused %d, most open at once %d\n",
 	       cpu[0], cpu[1], c1.begun - c0.begun, c1.refused - c0.refused,
 	       c1.most);
-	check(c1.most <= 1, "no two transactions open on the buffer at once");
+	check(c1.most <= 1, what[1]);
 	if (t0 < 0 || (t0 & TAINT_WARN))
 		printf("# the kernel was tainted W before: the run's log tells\n");
-	check(t0 < 0 || (t0 & TAINT_WARN) || !(t1 & TAINT_WARN),
-	      "no warning (taint W) from the children's begins");
+	check(t0 < 0 || (t0 & TAINT_WARN) || !(t1 & TAINT_WARN), what[2]);
 
 	munmap(aux, 2 * psz);
 	munmap(pg, 2 * psz);
@@ -251,7 +266,7 @@ static void one_writer(unsigned int type, long psz, const int cpu[2])
 int main(void)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	int type, cpu[2], i;
+	int type, cpu[2];
 
 	printf("TAP version 13\n1..6\n");
 	if (modtest_load(MOD))
@@ -262,8 +277,7 @@ int main(void)
 		return 1;
 	}
 	if (two_cpus(cpu))
-		for (i = 1; i <= 3; i++)
-			printf("ok %d # SKIP needs two CPUs\n", i);
+		skip(1, 3, "needs two CPUs");
 	else
 		one_writer(type, psz, cpu);
 	pinned(type, psz);
