@@ -58,7 +58,8 @@ static void cve_begin(struct __test_metadata *_metadata, struct cve *c,
 	c->peer = NULL;
 	c->nfd = -1;
 	c->psz = sysconf(_SC_PAGESIZE);
-	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT | needs);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT |
+		   PTSIM_NEED_DEBUGFS | needs);
 	if (_metadata->exit_code)
 		return;
 	if (needs & PTSIM_NEED_FAULTS) {

@@ -2078,6 +2078,13 @@ int main(int argc, char **argv)
 			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
+	/* Each phase checks ptsim's AUX buffers (debugfs) for leaks. */
+	why = ptsim_missing(PTSIM_NEED_DEBUGFS);
+	if (why) {
+		for (i = 0; i < nph; i++)
+			ksft_test_result_skip("%s\n", why);
+		ksft_finished();
+	}
 	fi = fi_available();
 	ksft_print_msg("seed=%llu ops/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
 		       (unsigned long long)o.seed, o.nops, o.threads,
