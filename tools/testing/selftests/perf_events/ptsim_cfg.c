@@ -230,10 +230,10 @@ const char *ptsim_missing(unsigned int needs)
 		return "ptsim has no AUX sampling (a module: caps/aux_sample 0)";
 	if ((needs & PTSIM_NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
 		return "ptsim_mark has no PMI (a module: caps/mark_pmi 0)";
-	if ((needs & PTSIM_NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return "needs 2 CPUs";
+	if ((needs & PTSIM_NEED_2CPUS) && cpus_online() < 2)
+		return "needs 2 online CPUs it may run on";
 	if ((needs & PTSIM_NEED_HOTPLUG) && !cpu_hotplug_possible())
-		return "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)";
+		return "no second online CPU that can go offline (one CPU, not root, no hotplug)";
 	if ((needs & PTSIM_NEED_ROOT) && geteuid())
 		return "needs root to set the sysctls and drop to nobody";
 	if (needs & PTSIM_NEED_DEBUGFS)

@@ -76,8 +76,8 @@ enum {
 	PTSIM_NEED_MARK		= 1 << 1,	/* ptsim_mark */
 	PTSIM_NEED_MARK_PMI	= 1 << 2,	/* ptsim_mark's PMI: caps/mark_pmi */
 	PTSIM_NEED_AUX_SAMPLE	= 1 << 3,	/* caps/aux_sample */
-	PTSIM_NEED_2CPUS	= 1 << 4,
-	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* CPU 1 can go offline */
+	PTSIM_NEED_2CPUS	= 1 << 4,	/* online_cpu(1) */
+	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* hotplug_cpu() can go offline */
 	PTSIM_NEED_ROOT		= 1 << 6,	/* to set sysctls, drop to nobody */
 	PTSIM_NEED_FAULTS	= 1 << 7,	/* fault injection: fi_available() */
 	PTSIM_NEED_DEBUGFS	= 1 << 8,	/* ptsim's counters in debugfs */
