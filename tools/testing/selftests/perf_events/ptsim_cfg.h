@@ -111,11 +111,17 @@ struct nmi_counts ptsim_nmi_counts(void);
 
 /*
  * In a test: since @before (ptsim_nmi_counts()), at least @min more of
- * @field went through ptsim's NMI handler, and no PMI was late.  On x86
- * only, where ptsim delivers its PMIs as NMIs (its default); the guest's
- * tests run one at a time, so the counts are the test's.  Without
- * ptsim's debugfs (ptsim_debugfs_missing()) the check is left out, with
- * a note.
+ * @field went through ptsim's NMI handler.  On x86 only, where ptsim
+ * delivers its PMIs as NMIs (its default); the guest's tests run one at
+ * a time, so the counts are the test's.  Without ptsim's debugfs
+ * (ptsim_debugfs_missing()) the check is left out, with a note.
+ *
+ * A late PMI is only a note: where another NMI user shares the NMI (on
+ * AMD, perf's NMI window handler claims unknown NMIs for a while after
+ * its own), ptsim's first NMI of an event can come late, which is not
+ * what these tests are about.  ptsim then handles that event's PMIs in
+ * place (ptsim-nmi.c), so @field is not held to @min either: the note
+ * gives both counts.
  */
 #define EXPECT_NMI(before, field, min) do {					\
 	struct nmi_counts _was = (before), _now = ptsim_nmi_counts();		\
@@ -127,12 +133,17 @@ struct nmi_counts ptsim_nmi_counts(void);
 	} else if (PTSIM_NMI_EXPECTED) {					\
 		ASSERT_GE(_was.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
 		ASSERT_GE(_now.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
-		EXPECT_GE(_now.field - _was.field, _min)			\
-			TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more",	\
-			       _was.field, _now.field, _min);			\
-		EXPECT_EQ(_was.late, _now.late)					\
-			TH_LOG("late PMIs: %ld -> %ld", _was.late,		\
-			       _now.late);					\
+		if (_was.late != _now.late) {					\
+			TH_LOG("note: late PMIs %ld -> %ld (tolerated), NMI "	\
+			       #field " %ld -> %ld not held to %ld more",	\
+			       _was.late, _now.late, _was.field, _now.field,	\
+			       _min);						\
+		} else {							\
+			/* (EXPECT_GE() ... TH_LOG() is two statements) */	\
+			EXPECT_GE(_now.field - _was.field, _min)		\
+				TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more", \
+				       _was.field, _now.field, _min);		\
+		}								\
 	}									\
 } while (0)
 
