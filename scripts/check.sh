@@ -265,14 +265,16 @@ done
 # installed tree's run_kselftest.sh -c perf_events at perf_event_paranoid
 # -1 on a root file system with bash and coreutils
 # (scripts/guest/kselftest-run), run label "qemu@kselftest", judged by the
-# runner's TAP, one result per program.  Not compared: one kernel.
+# runner's TAP, one result per program.  Not compared: one kernel.  As on
+# a CI machine rather than our guest: debugfs not mounted, and three CPUs
+# of which CPU 1 is offline (online 0,2: sparse ids; kselftest-run).
 # Lockdep validated in the main boot; not here (as smp8, above).
 # (The kernel: kselftest in scripts/kernels.py, if among VARIANTS.)
 for v in $(variants kselftest); do
 	[[ " $VARIANTS " == *" $v "* ]] || continue
 	l=$v@kselftest rd=$OUT/check-$v-kselftest
 	rm -rf "$rd"
-	TIMEOUT=${TIMEOUT:-2100} APPEND="kunit.enable=0 lockdep.prove_locking=0" \
+	SMP=3 TIMEOUT=${TIMEOUT:-2100} APPEND="kunit.enable=0 lockdep.prove_locking=0" \
 		"$TOP/scripts/boot.sh" "$v" kselftest "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")

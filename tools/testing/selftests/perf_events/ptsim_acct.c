@@ -185,8 +185,12 @@ long perf_mlock_probe(void)
  */
 long ptsim_aux_bufs(void)
 {
-	long setup = read_long(PTSIM_DEBUGFS "/setup_aux_calls");
-	long freed = read_long(PTSIM_DEBUGFS "/free_aux_calls");
+	long setup, freed;
+
+	if (ptsim_debugfs_missing())
+		return -1;
+	setup = read_long(PTSIM_DEBUGFS "/setup_aux_calls");
+	freed = read_long(PTSIM_DEBUGFS "/free_aux_calls");
 
 	return setup < 0 || freed < 0 ? -1 : setup - freed;
 }
@@ -199,7 +203,7 @@ long ptsim_aux_bufs(void)
  */
 long ptsim_events(void)
 {
-	return read_long(PTSIM_DEBUGFS "/events");
+	return ptsim_debugfs_missing() ? -1 : read_long(PTSIM_DEBUGFS "/events");
 }
 
 /*
@@ -346,7 +350,7 @@ int fi_knob(const char *attr, const char *knob, const char *val)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), FI_ROOT "/%s/%s", attr, knob);
+	snprintf(path, sizeof(path), DEBUGFS_ROOT "/%s/%s", attr, knob);
 	return write_str(path, val);
 }
 
@@ -354,7 +358,7 @@ long fi_read(const char *attr, const char *knob)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), FI_ROOT "/%s/%s", attr, knob);
+	snprintf(path, sizeof(path), DEBUGFS_ROOT "/%s/%s", attr, knob);
 	return read_long(path);
 }
 
@@ -363,8 +367,10 @@ bool fi_available(void)
 	char path[256];
 	unsigned int i;
 
+	if (debugfs_missing())
+		return false;
 	for (i = 0; i < ARRAY_SIZE(fi_attrs); i++) {
-		snprintf(path, sizeof(path), FI_ROOT "/%s/probability", fi_attrs[i]);
+		snprintf(path, sizeof(path), DEBUGFS_ROOT "/%s/probability", fi_attrs[i]);
 		if (access(path, W_OK))
 			return false;
 	}

@@ -12,8 +12,6 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#define FI_ROOT		"/sys/kernel/debug"
-
 long read_long(const char *path);
 int write_str(const char *path, const char *val);
 int write_long(const char *path, long v);
@@ -40,8 +38,6 @@ struct acct {
 	long aux_bufs;		/* ptsim AUX buffers alive, -1: not readable */
 	long events;		/* ptsim events alive, -1: not readable */
 };
-
-#define PTSIM_DEBUGFS	"/sys/kernel/debug/ptsim"
 
 long ptsim_aux_bufs(void);
 long ptsim_events(void);

@@ -173,7 +173,7 @@ static void aux_sampling(struct __test_metadata *_metadata, int aux_pages,
 	bool nmi = how & SAMPLE_NMI, shared = how & SAMPLE_SHARED;
 	struct perf_event_attr attr, sw = nmi ? mark_attr(50, false) :
 		sw_attr(PERF_COUNT_SW_TASK_CLOCK, 5 * 1000 * 1000);
-	const int data_pages = 64, cpu = shared ? 0 : -1;
+	const int data_pages = 64, cpu = shared ? online_cpu(0) : -1;
 	struct perf_event_mmap_page *pg;
 	int fd, sfd, owner, go;
 	struct capture s;
@@ -1081,7 +1081,7 @@ static struct probe aux_probe(int type, __u64 config, bool exclude_kernel)
 
 	fd = perf_open(&attr, 0, -1, -1);
 	if (fd < 0 && errno == EINVAL)
-		fd = perf_open(&attr, -1, 0, -1);
+		fd = perf_open(&attr, -1, online_cpu(0), -1);
 	if (fd < 0) {
 		r.err = errno;
 		return r;
@@ -1537,7 +1537,7 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 	struct perf_event_mmap_page *pg, *lpg;
 	__u64 head, pos, ip, first_bad = 0;
 	__u32 spid;
-	int fd, mfd, status, cpu = inherit ? 0 : -1;
+	int fd, mfd, status, cpu = inherit ? online_cpu(0) : -1;
 	pid_t pid;
 	void *aux;
 	char *data;
@@ -1575,7 +1575,7 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid)
-			_exit(pin_to(0) || ptsim_user_loop(fd, n) ? 1 : 0);
+			_exit(pin_to(cpu) || ptsim_user_loop(fd, n) ? 1 : 0);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	} else {
@@ -1646,16 +1646,16 @@ TEST_F(ptsim_mark, orphan_counts_nothing)
 {
 	struct perf_event_attr attr, mark = mark_attr(0, false);
 	__u64 c1 = 0, c2 = 0, c3 = 0, bytes = 0;
+	int fd, mfd, fd2, cpu = online_cpu(0);
 	struct capture s, s2;
-	int fd, mfd, fd2;
 
 	if (geteuid())
 		SKIP(return, "needs root for per-CPU events");
-	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, pin_to(cpu));
 	ptsim_attr(&attr, PTSIM_CFG1_RATE(1) | PTSIM_CFG1_PERIOD(1000));
-	fd = perf_open(&attr, -1, 0, -1);
-	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU 0: %s", strerror(errno));
-	mfd = perf_open(&mark, -1, 0, fd);
+	fd = perf_open(&attr, -1, cpu, -1);
+	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU %d: %s", cpu, strerror(errno));
+	mfd = perf_open(&mark, -1, cpu, fd);
 	ASSERT_LE(0, mfd) TH_LOG("ptsim_mark: %s", strerror(errno));
 	ASSERT_EQ(0, capture_map(&s, fd, attr.config1, 2, 16, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
@@ -1668,8 +1668,9 @@ TEST_F(ptsim_mark, orphan_counts_nothing)
 	close(fd);
 	ASSERT_EQ(sizeof(c2), read(mfd, &c2, sizeof(c2)));
 
-	fd2 = perf_open(&attr, -1, 0, -1);
-	ASSERT_LE(0, fd2) TH_LOG("second ptsim on CPU 0: %s", strerror(errno));
+	fd2 = perf_open(&attr, -1, cpu, -1);
+	ASSERT_LE(0, fd2) TH_LOG("second ptsim on CPU %d: %s", cpu,
+				 strerror(errno));
 	ASSERT_EQ(0, capture_map(&s2, fd2, attr.config1, 2, 16, false));
 	ASSERT_EQ(0, ioctl(fd2, PERF_EVENT_IOC_ENABLE, 0));
 	burn(30);

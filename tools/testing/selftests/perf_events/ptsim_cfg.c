@@ -4,6 +4,12 @@
  */
 #include "ptsim_lib.h"
 #include "ptsim_acct.h"
+#include <sys/mount.h>
+#include <sys/vfs.h>
+
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC	0x64626720
+#endif
 
 /* The type of the PMU @name (sysfs), -1 if there is none. */
 int pmu_type(const char *name)
@@ -52,6 +58,8 @@ long ptsim_debugfs_cpu(const char *file, int cpu, const char *field)
 	long sum = 0;
 	FILE *f;
 
+	if (ptsim_debugfs_missing())
+		return -1;
 	snprintf(path, sizeof(path), PTSIM_DEBUGFS "/%s", file);
 	f = fopen(path, "r");
 	if (!f)
@@ -68,6 +76,97 @@ long ptsim_debugfs_cpu(const char *file, int cpu, const char *field)
 	}
 	fclose(f);
 	return found ? sum : -1;
+}
+
+/*
+ * debugfs as the tests found it: the program's first process (which
+ * alone unmounts, at its exit) and, shared with every process it forks
+ * (a kselftest harness case runs in one, and it may be the one that
+ * mounts), whether one of them mounted debugfs.
+ */
+static pid_t debugfs_owner;
+static int *debugfs_ours;
+
+__attribute__((constructor)) static void debugfs_init(void)
+{
+	debugfs_owner = getpid();
+	debugfs_ours = mmap(NULL, sizeof(*debugfs_ours), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (debugfs_ours == MAP_FAILED)
+		debugfs_ours = NULL;
+}
+
+/* At the program's exit: unmount the debugfs it mounted, if it did. */
+__attribute__((destructor)) static void debugfs_fini(void)
+{
+	if (getpid() != debugfs_owner || !debugfs_ours ||
+	    !__atomic_load_n(debugfs_ours, __ATOMIC_ACQUIRE))
+		return;
+	if (umount2(DEBUGFS_ROOT, 0) && umount2(DEBUGFS_ROOT, MNT_DETACH))
+		fprintf(stderr, "# cannot unmount the debugfs mounted at %s: %s\n",
+			DEBUGFS_ROOT, strerror(errno));
+	__atomic_store_n(debugfs_ours, 0, __ATOMIC_RELEASE);
+}
+
+static bool debugfs_mounted(void)
+{
+	struct statfs st;
+
+	return !statfs(DEBUGFS_ROOT, &st) && st.f_type == DEBUGFS_MAGIC;
+}
+
+/*
+ * debugfs_missing() - Make sure debugfs is mounted at DEBUGFS_ROOT
+ *
+ * If it is not, mount it (root only), once for the whole program: the
+ * program's first process unmounts it when it exits (debugfs_fini()).
+ *
+ * Return: NULL if debugfs is mounted there now, else why it is not.
+ */
+const char *debugfs_missing(void)
+{
+	static char why[128];
+	int expected = 0;
+
+	if (debugfs_mounted())
+		return NULL;
+	/* One process mounts; another that finds it mounting waits. */
+	if (debugfs_ours &&
+	    !__atomic_compare_exchange_n(debugfs_ours, &expected, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		for (expected = 0; expected < 100 && !debugfs_mounted(); expected++)
+			usleep(10000);
+		if (debugfs_mounted())
+			return NULL;
+	}
+	if (mount("none", DEBUGFS_ROOT, "debugfs", 0, NULL)) {
+		snprintf(why, sizeof(why),
+			 "debugfs is not mounted at %s and cannot be mounted (%s)",
+			 DEBUGFS_ROOT, strerror(errno));
+		if (debugfs_ours)
+			__atomic_store_n(debugfs_ours, 0, __ATOMIC_RELEASE);
+		return why;
+	}
+	fprintf(stderr, "# debugfs was not mounted: mounted it at %s until the program exits\n",
+		DEBUGFS_ROOT);
+	return NULL;
+}
+
+/*
+ * ptsim_debugfs_missing() - Make sure ptsim's debugfs directory is there
+ *
+ * Return: NULL if PTSIM_DEBUGFS can be read (debugfs mounted by
+ * debugfs_missing() if need be), else why not.
+ */
+const char *ptsim_debugfs_missing(void)
+{
+	const char *why = debugfs_missing();
+
+	if (why)
+		return why;
+	if (access(PTSIM_DEBUGFS, R_OK | X_OK))
+		return "no " PTSIM_DEBUGFS " (ptsim without debugfs, or not readable)";
+	return NULL;
 }
 
 /*
@@ -120,6 +219,8 @@ int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
  */
 const char *ptsim_missing(unsigned int needs)
 {
+	const char *why = NULL;
+
 	if ((needs & (PTSIM_NEED_MARK | PTSIM_NEED_MARK_PMI)) &&
 	    (ptsim_type() < 0 || pmu_type("ptsim_mark") < 0))
 		return "no ptsim_mark PMU";
@@ -129,12 +230,18 @@ const char *ptsim_missing(unsigned int needs)
 		return "ptsim has no AUX sampling (a module: caps/aux_sample 0)";
 	if ((needs & PTSIM_NEED_MARK_PMI) && !ptsim_cap("mark_pmi"))
 		return "ptsim_mark has no PMI (a module: caps/mark_pmi 0)";
-	if ((needs & PTSIM_NEED_2CPUS) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return "needs 2 CPUs";
+	if ((needs & PTSIM_NEED_2CPUS) && cpus_online() < 2)
+		return "needs 2 online CPUs it may run on";
 	if ((needs & PTSIM_NEED_HOTPLUG) && !cpu_hotplug_possible())
-		return "CPU 1 cannot go offline here (one CPU, not root, or no hotplug)";
+		return "no second online CPU that can go offline (one CPU, not root, no hotplug)";
 	if ((needs & PTSIM_NEED_ROOT) && geteuid())
 		return "needs root to set the sysctls and drop to nobody";
+	if (needs & PTSIM_NEED_DEBUGFS)
+		why = ptsim_debugfs_missing();
+	if (!why && (needs & PTSIM_NEED_FAULTS))
+		why = debugfs_missing();
+	if (why)
+		return why;
 	if ((needs & PTSIM_NEED_FAULTS) && !fi_available())
 		return "no fault injection (debug kernel only)";
 	return NULL;

@@ -50,6 +50,23 @@ long ptsim_cap(const char *name);
 long ptsim_debugfs_cpu(const char *file, int cpu, const char *field);
 
 /*
+ * debugfs, where ptsim keeps its counters (PTSIM_DEBUGFS) and the kernel
+ * its fault injection.  A runner such as run_kselftest.sh mounts nothing:
+ * debugfs_missing() mounts it at DEBUGFS_ROOT if it is not mounted there
+ * and the caller may (root), for the rest of the program, which unmounts
+ * it when it exits.  ptsim_debugfs_missing() also wants ptsim's
+ * directory in it.  Each returns NULL if what it wants is there, else
+ * why not: a case that needs the counters skips with that reason, a
+ * check that needs one is left out with a note saying it.  Every reader
+ * of debugfs in these tests goes through them.
+ */
+#define DEBUGFS_ROOT	"/sys/kernel/debug"
+#define PTSIM_DEBUGFS	DEBUGFS_ROOT "/ptsim"
+
+const char *debugfs_missing(void);
+const char *ptsim_debugfs_missing(void);
+
+/*
  * What a case needs of the system: a fixture's setup skips the case
  * (ptsim_need(), ptsim_harness.h) with ptsim_missing()'s reason,
  * unless all of it is there.
@@ -59,10 +76,11 @@ enum {
 	PTSIM_NEED_MARK		= 1 << 1,	/* ptsim_mark */
 	PTSIM_NEED_MARK_PMI	= 1 << 2,	/* ptsim_mark's PMI: caps/mark_pmi */
 	PTSIM_NEED_AUX_SAMPLE	= 1 << 3,	/* caps/aux_sample */
-	PTSIM_NEED_2CPUS	= 1 << 4,
-	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* CPU 1 can go offline */
+	PTSIM_NEED_2CPUS	= 1 << 4,	/* online_cpu(1) */
+	PTSIM_NEED_HOTPLUG	= 1 << 5,	/* hotplug_cpu() can go offline */
 	PTSIM_NEED_ROOT		= 1 << 6,	/* to set sysctls, drop to nobody */
 	PTSIM_NEED_FAULTS	= 1 << 7,	/* fault injection: fi_available() */
+	PTSIM_NEED_DEBUGFS	= 1 << 8,	/* ptsim's counters in debugfs */
 };
 
 const char *ptsim_missing(unsigned int needs);
@@ -74,7 +92,7 @@ const char *ptsim_missing(unsigned int needs);
  * "late" (PMIs whose NMI did not come in time).  -1 if it cannot be
  * read; on x86-64 ptsim always has the file (its NMI delivery is built
  * there only), so a test that claims the NMI path requires it there
- * (PTSIM_NMI_EXPECTED).
+ * (PTSIM_NMI_EXPECTED) whenever ptsim's debugfs directory can be read.
  */
 #if defined(__x86_64__)
 #define PTSIM_NMI_EXPECTED	1
@@ -93,21 +111,39 @@ struct nmi_counts ptsim_nmi_counts(void);
 
 /*
  * In a test: since @before (ptsim_nmi_counts()), at least @min more of
- * @field went through ptsim's NMI handler, and no PMI was late.  On x86
- * only, where ptsim delivers its PMIs as NMIs (its default); the guest's
- * tests run one at a time, so the counts are the test's.
+ * @field went through ptsim's NMI handler.  On x86 only, where ptsim
+ * delivers its PMIs as NMIs (its default); the guest's tests run one at
+ * a time, so the counts are the test's.  Without ptsim's debugfs
+ * (ptsim_debugfs_missing()) the check is left out, with a note.
+ *
+ * A late PMI is only a note: where another NMI user shares the NMI (on
+ * AMD, perf's NMI window handler claims unknown NMIs for a while after
+ * its own), ptsim's first NMI of an event can come late, which is not
+ * what these tests are about.  ptsim then handles that event's PMIs in
+ * place (ptsim-nmi.c), so @field is not held to @min either: the note
+ * gives both counts.
  */
 #define EXPECT_NMI(before, field, min) do {					\
-	struct nmi_counts _now = ptsim_nmi_counts();				\
+	struct nmi_counts _was = (before), _now = ptsim_nmi_counts();		\
+	const char *_why = ptsim_debugfs_missing();				\
+	long _min = (min);							\
 										\
-	if (PTSIM_NMI_EXPECTED) {						\
+	if (PTSIM_NMI_EXPECTED && _why) {					\
+		TH_LOG("NMI " #field " not checked: %s", _why);			\
+	} else if (PTSIM_NMI_EXPECTED) {					\
+		ASSERT_GE(_was.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
 		ASSERT_GE(_now.field, 0) TH_LOG("no debugfs ptsim/nmi");	\
-		EXPECT_GE(_now.field - (before).field, (long)(min))		\
-			TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more",	\
-			       (before).field, _now.field, (long)(min));	\
-		EXPECT_EQ((before).late, _now.late)				\
-			TH_LOG("late PMIs: %ld -> %ld", (before).late,		\
-			       _now.late);					\
+		if (_was.late != _now.late) {					\
+			TH_LOG("note: late PMIs %ld -> %ld (tolerated), NMI "	\
+			       #field " %ld -> %ld not held to %ld more",	\
+			       _was.late, _now.late, _was.field, _now.field,	\
+			       _min);						\
+		} else {							\
+			/* (EXPECT_GE() ... TH_LOG() is two statements) */	\
+			EXPECT_GE(_now.field - _was.field, _min)		\
+				TH_LOG("NMI " #field ": %ld -> %ld, wanted %ld more", \
+				       _was.field, _now.field, _min);		\
+		}								\
 	}									\
 } while (0)
 

@@ -18,7 +18,7 @@
 #include "ptsim_lib.h"
 #include "../kselftest_harness.h"
 
-#define SETUP_AUX	"/sys/kernel/debug/ptsim/setup_aux"
+#define SETUP_AUX	PTSIM_DEBUGFS "/setup_aux"
 #define NR_RUNS		16
 
 /*
@@ -61,6 +61,9 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 
 	if (pmu_type(pmu) < 0)
 		SKIP(return, "no %s PMU", pmu);
+	/* What the test is about is in debugfs: without it, nothing to check. */
+	if (ptsim_debugfs_missing())
+		SKIP(return, "%s", ptsim_debugfs_missing());
 	ptsim_attr(&attr, config);
 	attr.type = pmu_type(pmu);
 	pid = spawn_burner(100, -1, &go);

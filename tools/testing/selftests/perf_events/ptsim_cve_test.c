@@ -58,7 +58,8 @@ static void cve_begin(struct __test_metadata *_metadata, struct cve *c,
 	c->peer = NULL;
 	c->nfd = -1;
 	c->psz = sysconf(_SC_PAGESIZE);
-	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT | needs);
+	ptsim_need(_metadata, PTSIM_NEED_PMU | PTSIM_NEED_ROOT |
+		   PTSIM_NEED_DEBUGFS | needs);
 	if (_metadata->exit_code)
 		return;
 	if (needs & PTSIM_NEED_FAULTS) {
@@ -179,7 +180,11 @@ static int open_on(pid_t pid, int cpu)
 	return perf_open(&attr, pid, cpu, -1);
 }
 
-/* E and F: ptsim events on two idle children, both bound to CPU 0. */
+/*
+ * E and F: ptsim events on two idle children, both bound to CPU 0 (the
+ * first online CPU, as everywhere here: online_cpu(0); CPU 1 is the
+ * second).
+ */
 static void open_e_f(struct __test_metadata *_metadata, struct cve *c,
 		     int *fe, int *ff)
 {
@@ -187,9 +192,9 @@ static void open_e_f(struct __test_metadata *_metadata, struct cve *c,
 	c->kids[1] = spawn_idle();
 	ASSERT_GT(c->kids[0], 0);
 	ASSERT_GT(c->kids[1], 0);
-	*fe = open_on(c->kids[0], 0);
+	*fe = open_on(c->kids[0], online_cpu(0));
 	ASSERT_LE(0, *fe) TH_LOG("perf_event_open: %s", strerror(errno));
-	*ff = open_on(c->kids[1], 0);
+	*ff = open_on(c->kids[1], online_cpu(0));
 	ASSERT_LE(0, *ff) TH_LOG("perf_event_open: %s", strerror(errno));
 }
 
@@ -1205,7 +1210,7 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 
 	for (form = 0; form < 2; form++) {
 		/* form 0: a per-task leader; form 1: a per-CPU one, on CPU 0. */
-		int cpu = form ? 0 : -1;
+		int cpu = form ? online_cpu(0) : -1;
 
 		for (kind = 0; kind < MEMBER_KINDS; kind++) {
 			err = exclusive_member_open(kind, cpu);
@@ -1220,7 +1225,7 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 				       member_kind_name[kind],
 				       form ? "per-CPU" : "per-task", why);
 			/* The other kind of event: refused while a leader lives. */
-			fd = form ? open_on(0, -1) : open_on(-1, 0);
+			fd = form ? open_on(0, -1) : open_on(-1, online_cpu(0));
 			EXPECT_LE(0, fd)
 				TH_LOG("a %s ptsim event after the %s member: %s",
 				       form ? "per-task" : "per-CPU",
@@ -1259,7 +1264,7 @@ TEST_F_TIMEOUT(cve, aux_member_exclusive_busy, 60)
 	EXPECT_EQ(EBUSY, err)
 		TH_LOG("nobody's aux_pause member: %s",
 		       err ? strerror(err) : "opened");
-	fd = open_on(-1, 0);
+	fd = open_on(-1, online_cpu(0));
 	EXPECT_LE(0, fd)
 		TH_LOG("a per-CPU ptsim event after nobody's member: %s",
 		       strerror(errno));
@@ -1593,7 +1598,7 @@ TEST_F_TIMEOUT(fault_injection, aux_member_fork_injected, 300)
 	 * next fork() finds it there; a first child fills the cache.
 	 */
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(cpus), &cpus));
-	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, pin_to(online_cpu(0)));
 	pid = fork();
 	if (!pid)
 		_exit(0);
@@ -2190,8 +2195,8 @@ TEST_F_TIMEOUT(two_cpus, reset_vs_sched_in, 60)
 	int fd, i;
 	double end;
 
-	ASSERT_EQ(0, pin_to(0));
-	fd = open_on(-1, 1);
+	ASSERT_EQ(0, pin_to(online_cpu(0)));
+	fd = open_on(-1, online_cpu(1));
 	ASSERT_LE(0, fd) TH_LOG("ptsim on CPU 1: %s", strerror(errno));
 	pg = map_data(fd, self->c.psz, 1, 0, 0);
 	ASSERT_NE(NULL, pg) TH_LOG("data area: %s", strerror(errno));

@@ -37,9 +37,19 @@
  */
 #define AUX_PAGES	4096
 
+/*
+ * The CPUs the cases use are the online ones, by rank (online_cpu()):
+ * "CPU 0" below is the first, "CPU 1" the second, whatever their ids.
+ */
 static int ncpus(void)
 {
-	return sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus_online();
+}
+
+/* The second online CPU, or the first on a machine of one. */
+static int other_cpu(void)
+{
+	return online_cpu(ncpus() > 1 ? 1 : 0);
 }
 
 static __u64 count_of(int fd)
@@ -266,7 +276,7 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 	int fd, i, go;
 	pid_t pid;
 
-	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, pin_to(online_cpu(0)));
 	/* A task on the CPU gives the trace a user IP to enable at. */
 	pid = spawn_burner(-1, cpu, &go);
 	ASSERT_GT(pid, 0);
@@ -306,13 +316,14 @@ static void per_cpu_flushes(struct __test_metadata *_metadata, bool noflush,
 /* The event is active on the CPU that calls FLUSH. */
 TEST_F(flush, this_cpu)
 {
-	per_cpu_flushes(_metadata, variant->noflush, variant->tag, 0, "this_cpu");
+	per_cpu_flushes(_metadata, variant->noflush, variant->tag, online_cpu(0),
+			"this_cpu");
 }
 
 /* The event is active on another CPU: the flush is a cross-call. */
 TEST_F(two_cpus, other_cpu)
 {
-	per_cpu_flushes(_metadata, variant->noflush, variant->tag, 1,
+	per_cpu_flushes(_metadata, variant->noflush, variant->tag, online_cpu(1),
 			"other_cpu");
 }
 
@@ -372,12 +383,12 @@ TEST_F(two_cpus, inherited)
 	pid_t pid;
 
 	/* The parent stays off CPU 0, where only the child is traced. */
-	ASSERT_EQ(0, pin_to(1));
-	fd = open_hold(_metadata, variant->noflush, 0, 0, true);
+	ASSERT_EQ(0, pin_to(online_cpu(1)));
+	fd = open_hold(_metadata, variant->noflush, 0, online_cpu(0), true);
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* The child burns until it is killed, after the flushes. */
-	pid = spawn_burner(-1, 0, &go);
+	pid = spawn_burner(-1, online_cpu(0), &go);
 	ASSERT_GT(pid, 0);
 	release(go);
 
@@ -418,11 +429,11 @@ TEST_F(flush, group)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.disabled = 1,
 	};
-	int fd, member, sw1, sw2, cpu = ncpus() > 1 ? 1 : 0;
+	int fd, member, sw1, sw2, cpu = other_cpu();
 	struct capture s;
 	struct pt_check w;
 
-	ASSERT_EQ(0, pin_to(0));
+	ASSERT_EQ(0, pin_to(online_cpu(0)));
 	fd = open_hold(_metadata, variant->noflush, -1, cpu, false);
 	member = perf_open(&sw, -1, cpu, fd);
 	ASSERT_GE(member, 0) TH_LOG("member: %s", strerror(errno));
@@ -465,9 +476,8 @@ TEST_F(flush, overwrite)
 	size_t i;
 	int fd;
 
-	ASSERT_EQ(0, pin_to(0));
-	fd = open_hold(_metadata, variant->noflush, -1, ncpus() > 1 ? 1 : 0,
-		       false);
+	ASSERT_EQ(0, pin_to(online_cpu(0)));
+	fd = open_hold(_metadata, variant->noflush, -1, other_cpu(), false);
 	/* 2 MiB: no wrap in the time of the test */
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -653,7 +663,7 @@ static void race_round(struct __test_metadata *_metadata, bool noflush,
 		.sample_period = 1000 * 1000,
 		.sample_type = PERF_SAMPLE_TID,
 	};
-	int cpu = round % ncpus(), data_pages = 4, aux_pages = 8;
+	int cpu = online_cpu(round % ncpus()), data_pages = 4, aux_pages = 8;
 	long psz = sysconf(_SC_PAGESIZE);
 	pthread_t th[ARRAY_SIZE(fn)];
 	struct perf_event_attr attr;
@@ -744,7 +754,8 @@ TEST_F(flush, stress)
 
 	/* Nothing leaked: each CPU's engine traces and flushes again. */
 	for (round = 0; round < ncpus(); round++) {
-		fd = open_hold(_metadata, variant->noflush, -1, round, false);
+		fd = open_hold(_metadata, variant->noflush, -1, online_cpu(round),
+			       false);
 		ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 		ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		usleep(30 * 1000);

@@ -148,7 +148,8 @@ struct fz {
 	struct map map[MAXMAP];
 	struct kid kid[MAXKID];
 	long psz;
-	int ncpu;
+	int ncpu;		/* the CPUs it uses: online_cpu(0 .. ncpu - 1) */
+	int nocpu;		/* an id above every online one */
 	int mode;		/* FI_NONE, FI_PROB, FI_NTH */
 	bool sync_kids;		/* one thread: a released child is waited for */
 	FILE *trace;		/* one line per operation, or NULL */
@@ -546,12 +547,13 @@ static void op_open(struct th *t)
 	case 0 ... 7:
 		break;				/* this task, any CPU */
 	case 8 ... 11:
-		cpu = rn(t, 10) ? rn(t, fz->ncpu) : fz->ncpu;	/* or none */
+		/* An online CPU, or none */
+		cpu = rn(t, 10) ? online_cpu(rn(t, fz->ncpu)) : fz->nocpu;
 		target = "self/cpu";
 		break;
 	case 12 ... 14:
 		pid = -1;			/* one CPU */
-		cpu = rn(t, 10) ? rn(t, fz->ncpu) : fz->ncpu;
+		cpu = rn(t, 10) ? online_cpu(rn(t, fz->ncpu)) : fz->nocpu;
 		target = "cpu";
 		break;
 	default:
@@ -561,7 +563,7 @@ static void op_open(struct th *t)
 			pid = fz->kid[k].pid;
 			target = "kid";
 			if (chance(t, 30))
-				cpu = rn(t, fz->ncpu);
+				cpu = online_cpu(rn(t, fz->ncpu));
 		}
 		pthread_mutex_unlock(&fz->lock);
 		break;
@@ -1402,8 +1404,8 @@ static void hotplug_online(struct fz *fz, int cpu)
 }
 
 /*
- * The hotplug phase's extra thread.  While the workers run, it takes a
- * CPU other than CPU 0 offline for up to 20 ms and brings it back, with
+ * The hotplug phase's extra thread.  While the workers run, it takes an
+ * online CPU other than the first offline for up to 20 ms and brings it back, with
  * four CPUs or more sometimes two at once.  The per-CPU events of a CPU
  * that goes away leave their context (perf_event_exit_cpu_context() in
  * 6.12), those on a task follow it to another CPU; meanwhile the workers
@@ -1420,7 +1422,7 @@ static void *hotplug_main(void *p)
 	while (__atomic_load_n(&fz->running, __ATOMIC_ACQUIRE)) {
 		n = fz->ncpu >= 4 && chance(t, 25) ? 2 : 1;
 		for (i = 0; i < n; i++) {
-			off[i] = 1 + rn(t, fz->ncpu - 1);
+			off[i] = online_cpu(1 + rn(t, fz->ncpu - 1));
 			if (i && off[i] == off[0])
 				break;
 			if (cpu_set_online(off[i], 0)) {
@@ -1473,7 +1475,8 @@ static void fz_init(struct fz *fz, struct stats *st, int mode)
 	for (i = 0; i < MAXKID; i++)
 		fz->kid[i].go = -1;
 	fz->psz = sysconf(_SC_PAGESIZE);
-	fz->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	fz->ncpu = cpus_online();
+	fz->nocpu = online_cpu(fz->ncpu - 1) + 1;
 	fz->mode = mode;
 	fz->st = st;
 	fz->anchor = -1;
@@ -2078,10 +2081,17 @@ int main(int argc, char **argv)
 			ksft_test_result_skip("%s\n", why);
 		ksft_finished();
 	}
+	/* Each phase checks ptsim's AUX buffers (debugfs) for leaks. */
+	why = ptsim_missing(PTSIM_NEED_DEBUGFS);
+	if (why) {
+		for (i = 0; i < nph; i++)
+			ksft_test_result_skip("%s\n", why);
+		ksft_finished();
+	}
 	fi = fi_available();
-	ksft_print_msg("seed=%llu ops/phase=%ld threads=%d cpus=%ld fault-injection=%s\n",
+	ksft_print_msg("seed=%llu ops/phase=%ld threads=%d cpus=%d fault-injection=%s\n",
 		       (unsigned long long)o.seed, o.nops, o.threads,
-		       sysconf(_SC_NPROCESSORS_ONLN), fi ? "yes" : "no");
+		       cpus_online(), fi ? "yes" : "no");
 	if (o.secs)
 		ksft_print_msg("threads, hotplug, faults, nth: %ld s each\n", o.secs);
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE,

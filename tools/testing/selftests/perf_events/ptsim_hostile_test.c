@@ -544,13 +544,13 @@ TEST_F_TIMEOUT(hostile, bounded, 60)
 		SKIP(return, "%s", ptsim_missing(PTSIM_NEED_MARK_PMI));
 	cpu = last_allowed_cpu();
 	ASSERT_LE(0, cpu) TH_LOG("no online CPU to run on");
-	debugfs = !access(PTSIM_DEBUGFS, F_OK);
+	debugfs = !ptsim_debugfs_missing();
 	if (debugfs) {
 		ASSERT_LE(0, ptsim_debugfs_cpu("tick", cpu, "ticks"))
 			TH_LOG("no CPU %d in %s/tick", cpu, PTSIM_DEBUGFS);
 	} else {
-		TH_LOG("no %s: NMIs from /proc/interrupts, no per-tick checks",
-		       PTSIM_DEBUGFS);
+		TH_LOG("%s: NMIs from /proc/interrupts, no per-tick checks",
+		       ptsim_debugfs_missing());
 	}
 
 	/* What nobody may do at paranoid 2, within the default mlock. */

@@ -5,9 +5,9 @@
  * afterwards, as 6.12 defines it.  An inherited child has no buffer of
  * its own: its trace, its samples and its pause/resume all go through its
  * parent's.  Each test traces only children: the events are per-CPU on
- * CPU 0 (an inherited per-task event cannot be mmap()ed) and the test
- * itself stays on CPU 1, so every byte of trace and every sample comes
- * from a child.
+ * the first online CPU (an inherited per-task event cannot be mmap()ed)
+ * and the test itself stays on the second, so every byte of trace and
+ * every sample comes from a child.
  *
  *  - AUX sampling (aux_sample_size) in a forked child and in a thread:
  *    every sample carries the size asked of trace that decodes.
@@ -21,7 +21,7 @@
  * which those check in ptsim's NMI counts.  aux_output (fixture mark)
  * raises no PMI: the engine writes the mark into the trace itself, as
  * PEBS via PT writes its records without an interrupt.  Every case needs
- * a CPU 1 to stay on.
+ * a second online CPU to stay on.
  */
 #include "ptsim_lib.h"
 #include <pthread.h>
@@ -32,8 +32,12 @@
 #define DATA_PAGES	64
 #define BURN_MS		300
 
-/* The test's own CPU; the children are traced on CPU 0. */
-#define HOME_CPU	1
+/*
+ * The test's own CPU, the second online one ("CPU 1"); the children are
+ * traced on the first ("CPU 0"), whatever their ids (online_cpu()).
+ */
+#define HOME_CPU	online_cpu(1)
+#define KIDS_CPU	online_cpu(0)
 
 FIXTURE(member) {};
 FIXTURE_VARIANT(member) {
@@ -189,11 +193,11 @@ static void group_open(struct __test_metadata *_metadata, struct group *g,
 	ASSERT_GE(g->anchor, 0) TH_LOG("anchor: %s", strerror(errno));
 	ptsim_attr(&attr, 0);
 	attr.inherit = 1;
-	g->fd = perf_open(&attr, 0, 0, -1);
+	g->fd = perf_open(&attr, 0, KIDS_CPU, -1);
 	ASSERT_GE(g->fd, 0) TH_LOG("ptsim: %s", strerror(errno));
 	sw.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_AUX;
 	sw.aux_sample_size = SAMPLE_SIZE;
-	g->sfd = perf_open(&sw, 0, 0, g->fd);
+	g->sfd = perf_open(&sw, 0, KIDS_CPU, g->fd);
 	ASSERT_GE(g->sfd, 0) TH_LOG("sampler: %s", strerror(errno));
 	ASSERT_EQ(0, capture_map(&g->s, g->fd, 0, 16, 16, true));
 	g->pg = mmap(NULL, (1 + DATA_PAGES) * g->psz, PROT_READ | PROT_WRITE,
@@ -242,7 +246,7 @@ TEST_F(member, aux_sample_forked_child)
 
 	ASSERT_EQ(0, pin_to(HOME_CPU));
 	group_open(_metadata, &g, variant->nmi);
-	pid = spawn_burner(BURN_MS, 0, &go);
+	pid = spawn_burner(BURN_MS, KIDS_CPU, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
 	for (;;) {
@@ -264,7 +268,7 @@ static void *burn_thread(void *arg)
 	pid_t *tid = arg;
 
 	__atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	if (pin_to(0))
+	if (pin_to(KIDS_CPU))
 		return (void *)1;
 	burn(BURN_MS);
 	return NULL;
@@ -321,19 +325,19 @@ static size_t trace_child(struct __test_metadata *_metadata, bool start_paused,
 	ptsim_attr(&attr, PTSIM_CFG1_RATE(PAUSE_RATE) | PTSIM_CFG1_PERIOD(PAUSE_TICK_US));
 	attr.inherit = 1;
 	attr.aux_start_paused = start_paused;
-	fd = perf_open(&attr, 0, 0, -1);
+	fd = perf_open(&attr, 0, KIDS_CPU, -1);
 	EXPECT_GE(fd, 0) TH_LOG("ptsim: %s", strerror(errno));
 	if (fd < 0)
 		return 0;
 	if (action) {
 		sw.aux_pause = action == 1;
 		sw.aux_resume = action == 2;
-		mfd = perf_open(&sw, 0, 0, fd);
+		mfd = perf_open(&sw, 0, KIDS_CPU, fd);
 		EXPECT_GE(mfd, 0) TH_LOG("member: %s", strerror(errno));
 	}
 	EXPECT_EQ(0, capture_map(&s, fd, 0, 16, 256, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	pid = spawn_burner(200, 0, &go);
+	pid = spawn_burner(200, KIDS_CPU, &go);
 	EXPECT_GT(pid, 0);
 	if (pid > 0) {
 		release(go);
@@ -413,13 +417,13 @@ TEST_F(mark, aux_output_inherited)
 	ASSERT_GE(anchor, 0) TH_LOG("anchor: %s", strerror(errno));
 	ptsim_attr(&attr, 0);
 	attr.inherit = 1;
-	fd = perf_open(&attr, 0, 0, -1);
+	fd = perf_open(&attr, 0, KIDS_CPU, -1);
 	ASSERT_GE(fd, 0) TH_LOG("ptsim: %s", strerror(errno));
-	mfd = perf_open(&mark, 0, 0, fd);
+	mfd = perf_open(&mark, 0, KIDS_CPU, fd);
 	ASSERT_GE(mfd, 0) TH_LOG("ptsim_mark: %s", strerror(errno));
 	ASSERT_EQ(0, capture_map(&s, fd, 0, 16, 2048, false));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	pid = spawn_burner(200, 0, &go);
+	pid = spawn_burner(200, KIDS_CPU, &go);
 	ASSERT_GT(pid, 0);
 	release(go);
 	status = capture_until_exit(&s, pid);

@@ -78,10 +78,10 @@ FIXTURE_SETUP(large)
 	if (kb < (long)MIN_MEM_KB)
 		SKIP(return, "MemTotal %ld kB: a 2 GiB AUX area needs %lu kB",
 		     kb, MIN_MEM_KB);
-	self->cpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	self->cpu = online_cpu(cpus_online() > 1 ? 1 : 0);
 	/* The consumer stays off the traced CPU, if there is another. */
-	if (self->cpu)
-		pin_to(0);
+	if (cpus_online() > 1)
+		pin_to(online_cpu(0));
 	ptsim_need(_metadata, PTSIM_NEED_PMU);
 }
 

@@ -69,6 +69,100 @@ int last_allowed_cpu(void)
 }
 
 /*
+ * The CPUs the tests use: those the kernel reports online
+ * (/sys/devices/system/cpu/online) that the program may run on
+ * (sched_getaffinity()), in ascending order, as they were when it
+ * started: a case that takes one offline, or pins itself, still finds
+ * the same CPUs by index.  Their ids may be sparse: a CI machine can
+ * have CPUs offline, or a cpuset that leaves some out.
+ */
+static int online_ids[CPU_SETSIZE];
+static int online_n = -1;
+
+static void online_scan(void)
+{
+	int a, b, n = 0, cpu;
+	cpu_set_t allowed;
+	bool have_affinity;
+	char buf[4096], *p, *end;
+	ssize_t len;
+	int fd;
+
+	have_affinity = !sched_getaffinity(0, sizeof(allowed), &allowed);
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY);
+	len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		/* No sysfs: the CPUs we may run on are online ones. */
+		for (cpu = 0; have_affinity && cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &allowed))
+				online_ids[n++] = cpu;
+		online_n = n;
+		return;
+	}
+	buf[len] = 0;
+	/* A list of ranges: "0,2-5,7". */
+	for (p = buf; *p && *p != '\n'; p = end + (*end == ',')) {
+		a = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p)
+				break;
+		}
+		for (cpu = a; cpu <= b && cpu < CPU_SETSIZE; cpu++)
+			if (!have_affinity || CPU_ISSET(cpu, &allowed))
+				online_ids[n++] = cpu;
+	}
+	online_n = n;
+}
+
+__attribute__((constructor)) static void online_init(void)
+{
+	online_scan();
+}
+
+/* How many CPUs the tests may use (online and allowed). */
+int cpus_online(void)
+{
+	if (online_n < 0)
+		online_scan();
+	return online_n;
+}
+
+/*
+ * online_cpu() - The @n-th (from 0) CPU the tests may use
+ *
+ * Return: its id, or -1 if there are not that many.  online_cpu(0) and
+ * online_cpu(1) are the "first" and "second" CPU of a case that needs one
+ * or two, whatever their ids.
+ */
+int online_cpu(int n)
+{
+	return n >= 0 && n < cpus_online() ? online_ids[n] : -1;
+}
+
+/*
+ * The CPU a hotplug case takes offline and brings back: the second one
+ * the tests use (online_cpu(1)), if root may take it offline here; -1
+ * if not (one CPU, not root, or no CPU hotplug).
+ */
+int hotplug_cpu(void)
+{
+	int cpu = online_cpu(1);
+	char path[64];
+
+	if (cpu < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return access(path, W_OK) ? -1 : cpu;
+}
+
+/*
  * The count of interrupt @name (such as "NMI") on @cpu in
  * /proc/interrupts, whose columns are the online CPUs its header line
  * names; -1 if the line or the CPU's column is not there.
@@ -106,11 +200,10 @@ long irq_count_on(const char *name, int cpu)
 	return v;
 }
 
-/* Whether CPU 1 can be taken offline here: 2 CPUs, root, CPU hotplug. */
+/* Whether hotplug_cpu() can be taken offline here. */
 bool cpu_hotplug_possible(void)
 {
-	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
-	       !access("/sys/devices/system/cpu/cpu1/online", W_OK);
+	return hotplug_cpu() >= 0;
 }
 
 /* Take a CPU offline (on == 0) or bring it back: 0 or an errno. */
