@@ -253,6 +253,15 @@ SUITES = [
     P('ptsim_cve_test', harness=True, skips=[
         ('qemu,upstream,upstream-6.12', 'fault_injection.*', NO_FAULTS)]),
     P('ptsim_flush_test', harness=True),
+    # A rotation by DISABLE/ENABLE, PAUSE_OUTPUT and FLUSH (callback and
+    # generic path): its figures are the table in the FLUSH commit's
+    # message; it asserts what holds at any speed (nothing lost, nothing
+    # twice, nothing left in the FIFO after DISABLE or FLUSH).  On the
+    # stock kernels (ptsim as a module) DISABLE/ENABLE and PAUSE_OUTPUT
+    # are measured on a kernel without the series; FLUSH skips (ENOTTY).
+    P('ptsim_rotate_test', harness=True, modes={'check': {}, 'stock': {}},
+      skips=[(STOCK, 'rotate.flush*', NO_FLUSH)],
+      differs=[('rotate.flush*', 'skip', 'ok', NO_FLUSH)]),
     # What an unprivileged user may cost a CPU with ptsim (caps/user_*:
     # PMIs, AUX records and bytes per tick, ticks per second), six cases
     # of a few seconds each; it skips on a ptsim without those caps.
