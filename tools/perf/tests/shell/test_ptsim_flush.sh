@@ -140,7 +140,7 @@ done
 echo "held back at the rotation: $held bytes; breaks in the PTW sequence between files: $breaks"
 echo "data PTWs: $((ptws - later_ptws)) in the first file, $later_ptws in later ones"
 if [ $((ptws - later_ptws)) -eq 0 ] || [ "$later_ptws" -eq 0 ]; then
-	ptsim_fail "perf report -D shows no PTW packets of ptsim in the first file or in the later ones"
+	ptsim_fail "perf report -D: no PTW packets in the first file or in later ones"
 fi
 if [ "$held" -gt 16384 ]; then
 	ptsim_fail "$held bytes traced before the rotation are in later files: no flush"

@@ -104,7 +104,7 @@ ptsim_recorded_by()
 	type=$(cat "/sys/bus/event_source/devices/$1/type")
 	if ! grep -q 'PERF_RECORD_AUXTRACE_INFO type: 1$' "$out"; then
 		grep -A 2 'PERF_RECORD_AUXTRACE_INFO' "$out"
-		ptsim_fail "perf report -D: no AUXTRACE_INFO of Intel PT: not recorded by perf's intel-pt module"
+		ptsim_fail "perf report -D: no Intel PT AUXTRACE_INFO (not perf's intel-pt module)"
 	fi
 	if ! grep -q "^  PMU Type *$type\$" "$out"; then
 		grep -A 2 'PERF_RECORD_AUXTRACE_INFO' "$out"
