@@ -36,7 +36,11 @@ if [ -n "$mod" ]; then
 		echo "Bail out! insmod $mod.ko failed"
 		exit 1
 	fi
-	echo "# $mod loaded: PMUs $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
+	pmus=
+	for d in /sys/bus/event_source/devices/*; do
+		pmus="$pmus ${d##*/}"
+	done
+	echo "# $mod loaded: PMUs$pmus"
 fi
 perf test -v "${1:-ptsim}" >"$log" 2>&1
 echo "# perf test -v ${1:-ptsim}: exit status $?"
