@@ -62,7 +62,7 @@ AUX_TRUNCATED, AUX_PARTIAL, AUX_COLLISION = 0x01, 0x04, 0x08
 REC_AUX, REC_AUXTRACE = 11, 71
 RAW_TYPE = 0x10000	# PERF_AUXTRACE_RAW
 RAW_PMU = 'ptsim_large'
-NOAUX_MSG = 'no event can fill an AUX area'
+NOAUX_MSG = 'no event has an AUX area perf records'
 SAMPLE_BITS = [(1 << 1, 'tid'), (1 << 2, 'time'), (1 << 6, 'id'),
                (1 << 9, 'stream_id'), (1 << 7, 'cpu'), (1 << 16, 'identifier')]
 PTW = re.compile(r'^\s*(?P<comm>.+?)\s+(?P<tid>\d+)\s+(?:\[(?P<cpu>\d+)\]\s+)?'

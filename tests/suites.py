@@ -354,7 +354,15 @@ SUITES = [
                 "PERF_EVENT_IOC_FLUSH, this series' (ptsim's caps/flush 0)")]),
     # perf test's shell tests of ptsim, raw recording and the flush
     # (scripts/guest/perf-test.sh wraps their results into TAP).
-    S('perf/test', 'perf-test.sh ptsim', 600, {'check': {}}, min=perf_test_cases),
+    S('perf/test', 'perf-test.sh ptsim', 600, {'check': {}}, min=perf_test_cases,
+      skips=[('*', 'ptsim:?recorded?beside?an?intel_pt?PMU',
+              'no intel_pt PMU: the suite modules/intel_pt_host registers one')]),
+    # The same tests with a PMU named intel_pt registered, as on an Intel
+    # host (tests/modules/intel_pt_host: perf's discovery of it, no
+    # trace): perf's intel-pt module must still take ptsim's events, with
+    # ptsim's PMU, and intel_pt's with intel_pt's.
+    S('modules/intel_pt_host', 'perf-test.sh -m intel_pt_host ptsim', 600, {'check': {}},
+      min=perf_test_cases),
     # ptsim as a module (the stock boot's only): unloading refused while
     # an event is open with its AUX area mapped; unload, reload.
     S('ptsim/module', 'ptsim-module-test', 300, {'stock': {}}, min=plan('scripts/guest/ptsim-module-test'),

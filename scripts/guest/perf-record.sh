@@ -47,9 +47,10 @@
 #
 # The raw cases: ptsim_large, the same engine registered under a name perf
 # has no module for (the series teaches it "ptsim" only), so perf records it
-# through the raw path (tools/perf/Documentation/perf-raw-aux.txt: perf
-# maps a one-page AUX area for an event of the PMU, and the kernel lets
-# it).  The terms are those perf gives ptsim by default.
+# through the raw path when asked to, --aux-raw
+# (tools/perf/Documentation/perf-raw-aux.txt: perf maps a one-page AUX
+# area for an event of the PMU, and the kernel lets it).  The terms are
+# those perf gives ptsim by default.
 #   raw           per task, perf's default AUX area size
 #   raw_thread    --per-thread, -m ,256
 #   raw_snapshot  -S, snapshots on SIGUSR2
@@ -203,12 +204,12 @@ else
 fi
 RAW=ptsim_large/pt,tsc,branch
 record raw 4194304 normal \
-	perf record -e "$RAW/" -- perf-spin "$MS"
+	perf record --aux-raw -e "$RAW/" -- perf-spin "$MS"
 record raw_thread 1048576 normal \
-	perf record --per-thread -m ,256 -e "$RAW/" -- perf-spin "$MS"
+	perf record --aux-raw --per-thread -m ,256 -e "$RAW/" -- perf-spin "$MS"
 record raw_snapshot 4194304 snapshot \
-	perf record -S -e "$RAW/" -- perf-spin -s 300 -r 900
+	perf record --aux-raw -S -e "$RAW/" -- perf-spin -s 300 -r 900
 record raw_loss 4194304 normal \
-	perf record -e "$RAW,rate=1024,fifo=9,drain=1,aux_loss=1/" -- perf-spin "$MS"
-expect_warn noaux "no event can fill an AUX area" \
+	perf record --aux-raw -e "$RAW,rate=1024,fifo=9,drain=1,aux_loss=1/" -- perf-spin "$MS"
+expect_warn noaux "no event has an AUX area perf records" \
 	perf record -m ,16 -e cpu-clock -- perf-spin 100

@@ -6,7 +6,16 @@
 # (test_ptsim*.sh, from the series), which initramfs.sh installs where perf
 # test looks for them, tests/shell beside the perf binary.
 #
-#   perf-test.sh [PATTERN]    perf test PATTERN (default: ptsim)
+#   perf-test.sh [-m MODULE] [PATTERN]
+#                             perf test PATTERN (default: ptsim); with -m,
+#                             MODULE (a test module's name, in
+#                             /tests/modules) loaded around the run
+#
+# The suite modules/intel_pt_host runs the tests again with a PMU named
+# intel_pt registered (tests/modules/intel_pt_host), as on an Intel host:
+# perf must still give ptsim's events to its intel-pt module with ptsim's
+# PMU, not record them raw.  A module that does not load, or does not
+# unload after the run, is a Bail out!.
 #
 # perf test prints no TAP: one line per test on stderr,
 #   " 98: ptsim: snapshot mode                : Ok"
@@ -15,11 +24,31 @@
 # ok; all of perf test -v's output goes before the results, as TAP
 # comments.
 
-log=${AUXLAB_OUT:-/tmp/out}/perf-test.log
+mod=
+if [ "$1" = -m ]; then
+	mod=$2
+	shift 2
+fi
+log=${AUXLAB_OUT:-/tmp/out}/perf-test${mod:+-$mod}.log
 mkdir -p "${log%/*}"
+if [ -n "$mod" ]; then
+	if ! insmod "/tests/modules/$mod.ko"; then
+		echo "Bail out! insmod $mod.ko failed"
+		exit 1
+	fi
+	pmus=
+	for d in /sys/bus/event_source/devices/*; do
+		pmus="$pmus ${d##*/}"
+	done
+	echo "# $mod loaded: PMUs$pmus"
+fi
 perf test -v "${1:-ptsim}" >"$log" 2>&1
 echo "# perf test -v ${1:-ptsim}: exit status $?"
 sed 's/^/# /' "$log"
+if [ -n "$mod" ] && ! rmmod "$mod"; then
+	echo "Bail out! rmmod $mod failed"
+	exit 1
+fi
 res=${log%.log}.results
 sed -En 's/^ *[0-9]+: (.*[^ ]) *: (Ok|Skip.*|FAILED!)$/\1|\2/p' "$log" >"$res"
 echo "TAP version 13"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Raw AUX area recording, for PMUs that fill an AUX area and that perf has
- * no module for: perf_pmu__aux_area() finds them.
+ * no module for, when perf record is asked to (--aux-raw):
+ * perf_pmu__aux_area() finds them.
  *
  * perf record maps the AUX area, as for any AUX PMU, and records its data
  * as AUXTRACE events after an AUXTRACE_INFO of type PERF_AUXTRACE_RAW
@@ -41,12 +42,13 @@
 
 /*
  * Can @pmu fill an AUX area?  Core and software PMUs cannot: only the
- * others are asked (with @evsel's config).
+ * others are asked (with @evsel's config).  Return 1 if so, 0 if not, or
+ * a negative errno if the kernel could not tell.
  */
-static bool raw_aux_pmu(struct perf_pmu *pmu, struct evsel *evsel)
+static int raw_aux_pmu(struct perf_pmu *pmu, struct evsel *evsel)
 {
 	if (pmu->is_core || perf_pmu__is_software(pmu))
-		return false;
+		return 0;
 	return perf_pmu__aux_area(pmu, &evsel->core.attr);
 }
 
@@ -269,11 +271,17 @@ static void raw_aux_recording_free(struct auxtrace_record *itr)
 
 /**
  * raw_aux_recording_init - record the AUX area of a PMU perf has no module for
- * @evlist: the events to record
+ * @evlist: the events to record (perf record --aux-raw)
  * @err: set to 0, or to a negative error number
  *
+ * The PMU of an event that is neither a core nor a software one is taken
+ * if the kernel says that it can fill an AUX area, or cannot tell (with a
+ * warning: perf record's own open or mapping of the event then fails the
+ * same way if the cause lasts, and says so); not if the kernel says it
+ * cannot.
+ *
  * Return: an auxtrace_record for the one PMU of @evlist that fills an AUX
- * area, or NULL if there is none (*@err 0) or on error.
+ * area, or NULL on error: there is none, or more than one.
  */
 struct auxtrace_record *raw_aux_recording_init(struct evlist *evlist,
 					       int *err)
@@ -281,11 +289,15 @@ struct auxtrace_record *raw_aux_recording_init(struct evlist *evlist,
 	struct perf_pmu *pmu = NULL, *p;
 	struct raw_aux_recording *rar;
 	struct evsel *evsel;
+	int ret;
 
 	*err = 0;
 	evlist__for_each_entry(evlist, evsel) {
 		p = evsel__find_pmu(evsel);
-		if (!p || p == pmu || !raw_aux_pmu(p, evsel))
+		if (!p || p == pmu)
+			continue;
+		ret = raw_aux_pmu(p, evsel);
+		if (!ret)
 			continue;
 		if (pmu) {
 			pr_err("Cannot record the AUX areas of %s and %s together\n",
@@ -293,10 +305,16 @@ struct auxtrace_record *raw_aux_recording_init(struct evlist *evlist,
 			*err = -EINVAL;
 			return NULL;
 		}
+		if (ret < 0)
+			pr_warning("WARNING: cannot tell whether %s can fill an AUX area (%s): recording it raw\n",
+				   p->name, strerror(-ret));
 		pmu = p;
 	}
-	if (!pmu)
+	if (!pmu) {
+		pr_err("--aux-raw: no event's PMU can fill an AUX area (-v says what the kernel answered)\n");
+		*err = -EINVAL;
 		return NULL;
+	}
 
 	rar = zalloc(sizeof(*rar));
 	if (!rar) {

@@ -21,5 +21,6 @@ data=$tmpdir/perf.data
 ptsim_record "$tmpdir/record.log" -o "$data" -e ptsim/config1=0xfa0002000/ -- \
 	perf test -w noploop 1
 ptsim_dumped "$data"
+ptsim_recorded_by ptsim
 ptsim_decoded "$data" 1000
 exit 0

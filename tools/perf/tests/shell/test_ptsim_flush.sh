@@ -22,7 +22,10 @@
 #    file's last PERF_RECORD_AUX: nothing produced before the rotation
 #    was held back (16 KiB allowed);
 #  - ptsim's sequence numbers in the PTWs go on from file to file:
-#    each CPU's first in a file follows its last in the file before.
+#    each CPU's first in a file follows its last in the file before;
+#  - and the first file and the later ones hold PTWs at all: perf
+#    report -D shows the packets only of what perf's intel-pt module
+#    recorded, and without them the two checks above see nothing.
 #
 # The packets are read from perf report -D, which needs no decoder.
 # Every kernel with ptsim has PERF_EVENT_IOC_FLUSH.
@@ -87,7 +90,7 @@ fi
 # the breaks in the sequence where the file begins (the last number of
 # each CPU's buffer goes from file to file in $tmpdir/last).
 : >"$tmpdir/last"
-held=0 breaks=0
+held=0 breaks=0 ptws=0 later_ptws=0
 for f in "$first" "$@"; do
 	awk -v rot="$rot" -v later="$([ "$f" = "$first" ] || echo 1)" '
 	function hex(s,	i, v) {
@@ -108,6 +111,7 @@ for f in "$first" "$@"; do
 			breaks++
 		seen[cpu] = 1
 		last[cpu] = v
+		ptws++
 		if (later && tsc >= 0) {
 			# perf time = Time Zero + TSC * Time Multiplier >> Time
 			# Shift, modulo 2^64 (busybox awk has no ^)
@@ -122,16 +126,22 @@ for f in "$first" "$@"; do
 		}
 	}
 	END {
+		printf "" > "'"$tmpdir/last.new"'"
 		for (c in last)
 			printf "%s %.0f\n", c, last[c] > "'"$tmpdir/last.new"'"
-		printf "%.0f %d\n", held, breaks
+		printf "%.0f %d %d\n", held, breaks, ptws
 	}' "$tmpdir/last" "$f.lines" >"$tmpdir/counts" ||
 		ptsim_fail "awk on perf report -D of $f"
 	mv "$tmpdir/last.new" "$tmpdir/last"
-	read -r h b <"$tmpdir/counts"
-	held=$((held + h)) breaks=$((breaks + b))
+	read -r h b p <"$tmpdir/counts"
+	held=$((held + h)) breaks=$((breaks + b)) ptws=$((ptws + p))
+	[ "$f" = "$first" ] || later_ptws=$((later_ptws + p))
 done
 echo "held back at the rotation: $held bytes; breaks in the PTW sequence between files: $breaks"
+echo "data PTWs: $((ptws - later_ptws)) in the first file, $later_ptws in later ones"
+if [ $((ptws - later_ptws)) -eq 0 ] || [ "$later_ptws" -eq 0 ]; then
+	ptsim_fail "perf report -D: no PTW packets in the first file or in later ones"
+fi
 if [ "$held" -gt 16384 ]; then
 	ptsim_fail "$held bytes traced before the rotation are in later files: no flush"
 fi

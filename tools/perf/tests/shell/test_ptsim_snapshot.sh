@@ -22,5 +22,6 @@ data=$tmpdir/perf.data
 ptsim_record "$tmpdir/record.log" -o "$data" -S -e ptsim/config1=0xfa0002000/ -- \
 	sh -c 'perf test -w noploop 1; kill -USR2 $PPID; sleep 0.5'
 ptsim_dumped "$data"
+ptsim_recorded_by ptsim
 ptsim_decoded "$data" 100
 exit 0

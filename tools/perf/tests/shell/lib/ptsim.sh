@@ -7,7 +7,8 @@
 # Intel PT packets into the AUX area without the hardware, which perf
 # records and decodes as intel_pt; ptsim_large is the same engine under
 # a name perf has no module for, which perf records raw
-# (Documentation/perf-raw-aux.txt).
+# (Documentation/perf-raw-aux.txt).  On an Intel machine intel_pt is
+# there too, and perf must record each event with its own PMU.
 
 # ptsim_need PMU...: exit 2 (skip) unless every PMU is registered.
 ptsim_need()
@@ -92,4 +93,22 @@ ptsim_dumped()
 		ptsim_fail "perf report -D: $n AUXTRACE records in $1, want ${2:-1}" "$out"
 	fi
 	echo "perf report -D: $n AUXTRACE records in $1"
+}
+
+# ptsim_recorded_by PMU: the last ptsim_dumped's recording was made by
+# perf's intel-pt module (an AUXTRACE_INFO of Intel PT, type 1, not of
+# the raw recorder) for PMU, whose type it names.
+ptsim_recorded_by()
+{
+	out=$tmpdir/dump.txt
+	type=$(cat "/sys/bus/event_source/devices/$1/type")
+	if ! grep -q 'PERF_RECORD_AUXTRACE_INFO type: 1$' "$out"; then
+		grep -A 2 'PERF_RECORD_AUXTRACE_INFO' "$out"
+		ptsim_fail "perf report -D: no Intel PT AUXTRACE_INFO (not perf's intel-pt module)"
+	fi
+	if ! grep -q "^  PMU Type *$type\$" "$out"; then
+		grep -A 2 'PERF_RECORD_AUXTRACE_INFO' "$out"
+		ptsim_fail "perf report -D: the AUXTRACE_INFO does not name $1 (type $type)"
+	fi
+	echo "perf report -D: recorded as Intel PT of $1 (type $type)"
 }
