@@ -3,14 +3,21 @@
 # Stage 1: fetch the base's pinned linux-source package (BASE, default
 # 7.3: scripts/kernels.py's BASES has the pins), verify it, extract it
 # once into $REPO (build/linux-7.3 for 7.3, build/linux for 6.12) and
-# record it there as a one-commit git repository tagged "base".  Later
-# runs find the tag and return at once.
+# record it there as a git repository: Debian's source as unpacked (tag
+# "debian"), then patches/base/$BASE_NAME.patch, which takes Debian's
+# perf delta out, the commit tagged "base".  Later runs find the tag
+# and return at once (refusing a base made without today's patch).
 #
 # FETCH_ONLY=1 stops after the download and checksum (harness self-test).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 if [ -z "${FETCH_ONLY:-}" ] && git -C "$REPO" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+	base_delta_current "$REPO" ||
+		die "$REPO's base is not Debian's package with patches/base/$BASE_NAME.patch" \
+			"applied (extracted before it or with another version of it): remove" \
+			"$REPO and the work trees made of it (git -C $REPO worktree list)" \
+			"and run make base again"
 	info "base: $(git -C "$REPO" tag -l --format='%(contents:subject)' base)"
 	exit 0
 fi

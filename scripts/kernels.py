@@ -52,7 +52,8 @@ import sys
 # apt configuration under build/apt/<suite>/ that has only that suite
 # of APT_MIRROR, signed by APT_KEYRING (scripts/lib.sh, apt_config).
 # tree: the directory under build/ it is extracted into (a git
-# repository whose first commit, tag "base", is the pristine tree);
+# repository: Debian's tree as unpacked, tag "debian", then the
+# revert of Debian's perf delta, patches/base/<name>.patch, tag "base");
 # utree: the "upstream" work tree of the same repository; otree: the
 # "ours" work tree, if not tree itself (a work tree of the same
 # repository, placed like utree so that ours' objects, beside it, see

@@ -264,15 +264,20 @@ deb_verify() {
 }
 
 # extract_base DEB DEST PKG VERSION: unpack the kernel source of the Debian
-# package DEB into DEST (emptied first) and record it as one git commit on
-# branch "pristine", with a fixed identity and date, so that the same
-# package gives the same commit id wherever it is extracted.  (This commit
+# package DEB into DEST (emptied first) and record it as a git commit on
+# branch "pristine" (tag "debian"), then apply patches/base/$BASE_NAME.patch,
+# which takes Debian's perf delta out (scripts/README.md, "Debian's perf
+# delta"), as a second commit, the base; both with a fixed identity and
+# date, so that the same package gives the same commit ids wherever it is
+# extracted.  (This commit
 # is never sent: the series' mails carry the sender's identity, see
 # sender_identity.)  Used by
 # fetch-base.sh for the build tree and by series-check.sh for the fresh
 # extract the series is applied to.
 extract_base() {
 	local deb=$1 dest=$2 pkg=$3 version=$4 tmp tarball
+	local delta=$TOP/patches/base/$BASE_NAME.patch
+	[ -f "$delta" ] || die "no $delta (Debian's perf delta of base $BASE_NAME)"
 	tmp=$dest.deb
 	rm -rf "$dest" "$tmp"
 	mkdir -p "$dest" "$tmp"
@@ -294,7 +299,25 @@ extract_base() {
 		GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost \
 		GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
 			git commit -q -m "Linux $(make -s kernelversion) from Debian $pkg $version"
-	)
+		git tag debian
+		git apply --index "$delta" || exit 1
+		GIT_AUTHOR_NAME=auxlab GIT_AUTHOR_EMAIL=auxlab@localhost \
+		GIT_COMMITTER_NAME=auxlab GIT_COMMITTER_EMAIL=auxlab@localhost \
+		GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
+			git commit -q -m "$(sed '/^diff --git/,$d' "$delta")"
+	) || die "extracting $pkg $version into $dest failed"
+}
+
+# base_delta_current REPO: whether REPO's base (tag "base") is its tag
+# "debian" with today's patches/base/$BASE_NAME.patch applied (the same
+# git patch-id), i.e. not a base extracted before that patch or with an
+# older one.
+base_delta_current() {
+	local want have
+	git -C "$1" rev-parse -q --verify refs/tags/debian >/dev/null || return 1
+	want=$(git patch-id --stable <"$TOP/patches/base/$BASE_NAME.patch" | cut -d' ' -f1)
+	have=$(git -C "$1" diff debian 'base^{commit}' | git patch-id --stable | cut -d' ' -f1)
+	[ -n "$want" ] && [ "$want" = "$have" ]
 }
 
 # sender_identity REPO: set SENDER_NAME and SENDER_EMAIL to the identity

@@ -33,7 +33,8 @@
 # than this machine's do not run here (7.3.4: modpost, objtool and
 # resolve_btfids need GLIBC_2.38, bookworm has 2.36: "version
 # `GLIBC_2.38' not found"); they are built from the base's source (the
-# pristine linux-source of the same Debian version: the very source they
+# linux-source of the same Debian version, whose kbuild programs'
+# sources the base's perf delta leaves as they are: the very source they
 # were built from) with this machine's compiler, make modules_prepare
 # with the headers' .config in $BUILD/<variant>/hostprogs, and put in
 # their place in the extracted kbuild tree (log:
@@ -147,12 +148,14 @@ if [ ${#stale[@]} -gt 0 ]; then
 	info "stock[$variant]: kbuild programs that need a newer glibc than this machine's $glibc: ${stale[*]}"
 	H=$S/hostprogs
 	[ -e "$REPO/.git" ] || BASE=$BASE_NAME "$TOP/scripts/fetch-base.sh"
-	src=$(git -C "$REPO" rev-parse 'base^{tree}')
+	src=$(git -C "$REPO" rev-parse 'debian^{tree}')
 	[ "$BASE_VERSION" = "$version" ] ||
 		warn "stock[$variant]: the kbuild programs come from $BASE_PKG $BASE_VERSION, the kernel is $version"
-	# The programs' sources must be the pristine base's (the stock
-	# kernel's own), whatever of the series is checked out in $REPO.
-	git -C "$REPO" diff --quiet base -- scripts tools/objtool tools/bpf tools/lib tools/include \
+	# The programs' sources must be Debian's as unpacked (tag "debian",
+	# the stock kernel's own; the base's perf delta, patches/base/,
+	# touches none of them), whatever of the series is checked out in
+	# $REPO.
+	git -C "$REPO" diff --quiet debian -- scripts tools/objtool tools/bpf tools/lib tools/include \
 		tools/build tools/scripts tools/arch Makefile arch/x86/Makefile arch/x86/tools ||
 		die "$REPO differs from its base in the kbuild programs' sources; cannot build them for $rel"
 	if [ "$(cat "$S/hostprogs.done" 2>/dev/null)" != "$src $rel" ]; then
