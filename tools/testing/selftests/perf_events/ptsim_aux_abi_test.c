@@ -1455,6 +1455,8 @@ TEST_F(unpriv, config_limits)
 extern const char __start_ptsim_loop_text[], __stop_ptsim_loop_text[];
 
 #ifdef __x86_64__
+#include <asm/perf_regs.h>
+
 #define HAVE_USER_LOOP	1
 long ptsim_user_loop(int fd, unsigned long n);
 
@@ -1513,6 +1515,118 @@ static unsigned long loop_for_ms(int ms)
 }
 
 /*
+ * The rest of a sample that comes from the registers the sample was
+ * taken with: PERF_SAMPLE_REGS_INTR (those registers), REGS_USER (the
+ * task's user registers) and CALLCHAIN (walked from them), each asked
+ * for the IP only.  At paranoid 2 nobody must also exclude the kernel's
+ * part of the callchain.  A short stack: the loop has no frames.
+ */
+static void mark_regs_attr(struct perf_event_attr *attr)
+{
+	attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			     PERF_SAMPLE_REGS_INTR;
+	attr->exclude_callchain_kernel = 1;
+	attr->sample_max_stack = 16;
+#ifdef __x86_64__
+	attr->sample_regs_user = 1ULL << PERF_REG_X86_IP;
+	attr->sample_regs_intr = 1ULL << PERF_REG_X86_IP;
+#endif
+}
+
+struct mark_regs_count {
+	unsigned long parsed;		/* samples laid out as asked */
+	unsigned long intr_none, intr_outside;
+	unsigned long user_none, user_outside;
+	unsigned long chain_kernel, chain_outside;
+	__u64 first_bad;
+};
+
+static bool in_loop(__u64 ip)
+{
+	return ip >= (__u64)(unsigned long)__start_ptsim_loop_text &&
+	       ip < (__u64)(unsigned long)__stop_ptsim_loop_text;
+}
+
+/*
+ * A sample of mark_regs_attr()'s type: IP, TID, CALLCHAIN (nr, then nr
+ * entries), REGS_USER (abi, then the IP if abi is not NONE), REGS_INTR
+ * (the same).  The same rule as the sample's IP: the registers it was
+ * taken with are the loop's, user mode (REGS_INTR present, as it is for
+ * user registers; the core reports ABI NONE for kernel ones of an event
+ * that excludes the kernel), REGS_USER the loop's too, and a callchain
+ * of user entries only, the first of them in the loop.  (The core walks
+ * a user callchain from the task's user registers whatever the sample's
+ * registers, so that part holds of a PMU that passes kernel ones; the
+ * REGS_INTR and IP checks are the ones that catch it.)
+ */
+static void mark_check_regs(struct mark_regs_count *rc,
+			    const struct perf_event_header *h)
+{
+	const char *p = (const char *)(h + 1), *end = (const char *)h + h->size;
+	__u64 nr, i, v, abi, user_first = 0;
+	bool in_user = false, seen_user = false;
+	int part;
+
+	p += 2 * sizeof(__u64);			/* IP, PID and TID */
+	if (p + sizeof(nr) > end)
+		return;
+	memcpy(&nr, p, sizeof(nr));
+	p += sizeof(nr);
+	if (nr > (__u64)(end - p) / sizeof(__u64))
+		return;
+	for (i = 0; i < nr; i++) {
+		memcpy(&v, p + i * sizeof(v), sizeof(v));
+		if (v >= (__u64)PERF_CONTEXT_MAX) {
+			if (v == (__u64)PERF_CONTEXT_KERNEL)
+				rc->chain_kernel++;
+			in_user = v == (__u64)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (v >> 63) {			/* a kernel address */
+			rc->chain_kernel++;
+			continue;
+		}
+		if (in_user && !seen_user) {
+			seen_user = true;
+			user_first = v;
+		}
+	}
+	p += nr * sizeof(__u64);
+	if (!seen_user || !in_loop(user_first)) {
+		rc->chain_outside++;
+		if (!rc->first_bad)
+			rc->first_bad = user_first ? user_first : 1;
+	}
+	for (part = 0; part < 2; part++) {	/* REGS_USER, then REGS_INTR */
+		if (p + sizeof(abi) > end)
+			return;
+		memcpy(&abi, p, sizeof(abi));
+		p += sizeof(abi);
+		if (abi == PERF_SAMPLE_REGS_ABI_NONE) {
+			if (part)
+				rc->intr_none++;
+			else
+				rc->user_none++;
+			continue;
+		}
+		if (p + sizeof(v) > end)
+			return;
+		memcpy(&v, p, sizeof(v));
+		p += sizeof(v);
+		if (!in_loop(v)) {
+			if (part)
+				rc->intr_outside++;
+			else
+				rc->user_outside++;
+			if (!rc->first_bad)
+				rc->first_bad = v;
+		}
+	}
+	if (p == end)
+		rc->parsed++;
+}
+
+/*
  * Samples of a ptsim_mark member carry where the workload was when the
  * engine's tick came, as a hardware counter's carry where it overflowed:
  * here a user loop, so every sample's IP is in it, flagged user.  Never
@@ -1526,13 +1640,15 @@ static unsigned long loop_for_ms(int ms)
  * which the perf core creates and which write into the parent's
  * buffers, follow the same rule.  (An inherited per-task event cannot be
  * mapped, so that group is per task on CPU 0, as perf record opens
- * one, and the child runs there.)
+ * one, and the child runs there.)  With @regs, the same rule for what
+ * else of those registers a sample may carry (mark_check_regs()).
  */
 static void mark_samples_user_ips(struct __test_metadata *_metadata,
-				  __u64 config1, bool inherit)
+				  __u64 config1, bool inherit, bool regs)
 {
 	long psz = sysconf(_SC_PAGESIZE), data_pages = 8;
 	unsigned long samples = 0, outside = 0, kernel = 0, n;
+	struct mark_regs_count rc = { 0 };
 	struct perf_event_attr attr, mark;
 	struct perf_event_mmap_page *pg, *lpg;
 	__u64 head, pos, ip, first_bad = 0;
@@ -1557,6 +1673,8 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 	mark.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
 	mark.exclude_kernel = 1;
 	mark.inherit = inherit;
+	if (regs)
+		mark_regs_attr(&mark);
 	mfd = perf_open(&mark, 0, cpu, fd);
 	ASSERT_LE(0, mfd) TH_LOG("ptsim_mark as nobody: %s", strerror(errno));
 	lpg = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1598,11 +1716,12 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 		memcpy(&spid, (char *)(h + 1) + sizeof(ip), sizeof(spid));
 		if (spid == (__u32)pid) {
 			samples++;
+			if (regs)
+				mark_check_regs(&rc, h);
 			if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) !=
 			    PERF_RECORD_MISC_USER)
 				kernel++;
-			if (ip < (__u64)(unsigned long)__start_ptsim_loop_text ||
-			    ip >= (__u64)(unsigned long)__stop_ptsim_loop_text) {
+			if (!in_loop(ip)) {
 				if (!outside++)
 					first_bad = ip;
 			}
@@ -1616,6 +1735,21 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 	EXPECT_GE(samples, 10) TH_LOG("too few samples to tell");
 	EXPECT_EQ(0, kernel);
 	EXPECT_EQ(0, outside);
+	if (regs) {
+		TH_LOG("parsed=%lu REGS_INTR none=%lu out=%lu REGS_USER none=%lu out=%lu",
+		       rc.parsed, rc.intr_none, rc.intr_outside,
+		       rc.user_none, rc.user_outside);
+		TH_LOG("callchain kernel=%lu first user out=%lu (first bad 0x%llx)",
+		       rc.chain_kernel, rc.chain_outside,
+		       (unsigned long long)rc.first_bad);
+		EXPECT_EQ(samples, rc.parsed);
+		EXPECT_EQ(0, rc.intr_none);
+		EXPECT_EQ(0, rc.intr_outside);
+		EXPECT_EQ(0, rc.user_none);
+		EXPECT_EQ(0, rc.user_outside);
+		EXPECT_EQ(0, rc.chain_kernel);
+		EXPECT_EQ(0, rc.chain_outside);
+	}
 	munmap(pg, (1 + data_pages) * psz);
 	munmap(aux, 16 * psz);
 	munmap(lpg, 2 * psz);
@@ -1625,12 +1759,22 @@ static void mark_samples_user_ips(struct __test_metadata *_metadata,
 
 TEST_F(unpriv, mark_samples_user_ips)
 {
-	mark_samples_user_ips(_metadata, variant->config1, false);
+	mark_samples_user_ips(_metadata, variant->config1, false, false);
 }
 
 TEST_F(unpriv, mark_samples_user_ips_inherited)
 {
-	mark_samples_user_ips(_metadata, variant->config1, true);
+	mark_samples_user_ips(_metadata, variant->config1, true, false);
+}
+
+TEST_F(unpriv, mark_samples_user_ips_regs_chain)
+{
+	mark_samples_user_ips(_metadata, variant->config1, false, true);
+}
+
+TEST_F(unpriv, mark_samples_user_ips_regs_chain_inherited)
+{
+	mark_samples_user_ips(_metadata, variant->config1, true, true);
 }
 
 /*
