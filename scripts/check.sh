@@ -55,7 +55,7 @@ export VARIANTS
 # a "not ok" if the gate dies without reporting a failure.
 GATE=$TOP/scripts/run-gate.sh
 mkdir -p "$OUT"
-for f in manifest expected-skips; do
+for f in manifest expected-skips known-bugs; do
 	python3 "$TOP/tests/suites.py" "$f" >"$OUT/$f" || die "tests/suites.py $f failed"
 done
 # What a kernel compared on a subset may explain (its row's compare).
@@ -376,4 +376,5 @@ if [ "$VARIANTS" != "$(variants check)" ] || [ "$SMP8_VARIANTS" != "$(VARIANTS='
 fi
 "$TOP/scripts/results.py" --json "$json" \
 	--manifest "$OUT/manifest" --expected-skips "$OUT/expected-skips" \
+	--known-bugs "$OUT/known-bugs" \
 	"${taps[@]}" "${objdirs[@]}" "${runs[@]}"

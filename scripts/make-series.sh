@@ -189,14 +189,17 @@ p = sys.argv[1]
 d = json.load(open(p))
 when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(os.path.getmtime(p)))
 print(f"Last recorded run (make check, {when}):")
-print(f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped.")
+print(f"{d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped"
+      + (f", {d['known']} known mainline bugs of Debian's kernel." if d.get('known') else "."))
 print()
 w = max(len(s) for s in d['suites'])
 print(f"  {'suite':<{w}}  pass  fail  skip")
-for s, (ok, nok, skip) in d['suites'].items():
+for s, (ok, nok, skip, *_) in d["suites"].items():
     print(f"  {s:<{w}}  {ok:4}  {nok:4}  {skip:4}")
 for f in d.get('failures', []):
     print(f"  failed: {f}")
+for k in d.get('known_bugs', []):
+    print(f"  known: {k}")
 PY
 	else
 		echo "No test results recorded yet (make check has not been run)."

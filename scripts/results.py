@@ -40,7 +40,13 @@ Counted as results:
     file without results fails.
 
 With --expected-skips FILE ("tests/suites.py expected-skips"), a skip that
-no line of FILE explains is a failure.  With --manifest FILE ("tests/
+no line of FILE explains is a failure.  With --known-bugs FILE
+("tests/suites.py known-bugs"), a failure that a line of FILE names is
+"known": a mainline bug of a kernel not built here (Debian's stock
+kernel), with the fix that removes it; counted and listed apart
+("KNOWN ..."), it does not fail the run.  A line names a result (its
+suite and name), or a splat by its header and a function its call
+trace must have, so that only that bug's splat is excused.  With --manifest FILE ("tests/
 suites.py manifest"), every
 suite FILE names for a run's kernel must have at least its minimum number
 of results there, and a suite of a run that FILE does not name fails (a
@@ -117,16 +123,28 @@ TASK_END = re.compile(r'</TASK>|</IRQ>|\bMem-Info:')
 
 
 class Tally:
-    def __init__(self, skips=None):
+    def __init__(self, skips=None, bugs=()):
         self.suites = {}       # name -> [passed, failed, skipped]
         self.failures = []     # names of failed results
         self.results = []      # (suite, outcome, name): every result, in order
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
+        self.bugs = list(bugs)  # [(suite-glob, result-glob, frame, fix)]
+        self.known = []        # "suite: what": failures a known bug explains
         self.kcsan_elsewhere = []  # "A / B": KCSAN reports listed, not failed
         self.alloc_elsewhere = []  # first frame: allocation failure reports listed
         self.why = {}          # failure -> the test's own lines on it
 
-    def add(self, suite, outcome, what=None, why=''):
+    def known_bug(self, suite, what, frames):
+        """The fix of the known bug that explains failure WHAT of SUITE: a
+        result's line has frame "-", a splat's (FRAMES: its call trace)
+        the function that trace must have."""
+        for s, r, frame, fix in self.bugs:
+            if fnmatch.fnmatchcase(suite, s) and fnmatch.fnmatchcase(what or '', r) and \
+                    (frame in frames if frames is not None else frame == '-'):
+                return fix
+        return None
+
+    def add(self, suite, outcome, what=None, why='', frames=None):
         # A skip without a name (a whole suite, ksft_test_result_skip())
         # is matched by its reason.
         if outcome == 'skip' and self.skips is not None and not any(
@@ -137,9 +155,13 @@ class Tally:
             why = (why or '').strip()
             what = (f'{what}: ' if what else '') + 'unexpected skip' + \
                 (f' ({why})' if why else '') + ', not allowed by tests/suites.py'
+        fix = self.known_bug(suite, what, frames) if outcome == 'fail' else None
+        if fix:
+            outcome = 'known'
+            self.known.append(f'{suite}: {what} (a mainline bug, fixed by "{fix}")')
         self.results.append((suite, outcome, what or ''))
-        cnt = self.suites.setdefault(suite, [0, 0, 0])
-        cnt[{'pass': 0, 'fail': 1, 'skip': 2}[outcome]] += 1
+        cnt = self.suites.setdefault(suite, [0, 0, 0, 0])
+        cnt[{'pass': 0, 'fail': 1, 'skip': 2, 'known': 3}[outcome]] += 1
         if outcome == 'fail':
             self.failures.append(f'{suite}: {what}' if what else suite)
 
@@ -312,7 +334,8 @@ def parse_tests(lines, t, label):
         m = RESULT.match(l)
         if m and not m.group('ind'):
             nres += 1
-            nfail += t.result(f'{label}{cur}', m, diag) == 'fail'
+            # A known bug's failure explains a non-zero exit as a failure does.
+            nfail += t.result(f'{label}{cur}', m, diag) in ('fail', 'known')
             diag = []
         elif l.startswith('#') and not NOT_WHY.match(l):
             diag.append(l)
@@ -415,6 +438,21 @@ def alloc_report(lines, i, t, label, ours):
     return j
 
 
+def splat_frames(lines, i):
+    """The functions of the call trace of the splat whose header ends
+    before lines[i]: its frames up to its end ("---[ end trace"), the
+    next report's header, or 150 lines."""
+    frames = []
+    for l in lines[i:i + 150]:
+        if l.startswith('---[ end trace') or KCSAN.search(l) or WARN_ALLOC.search(l) or \
+                any(p.search(l) for p in SPLATS if p is not TRACE_ONLY):
+            break
+        m = KCSAN_FRAME.match(l)
+        if m:
+            frames.append(m.group('fn'))
+    return frames
+
+
 def scan_splats(lines, t, label, ours=None):
     """Kernel splats in the console log.  OURS: the function names of
     kernel/events/ and ptsim (our_functions), None if unknown."""
@@ -435,7 +473,8 @@ def scan_splats(lines, t, label, ours=None):
                 if p is TRACE_ONLY and headed:
                     break
                 headed = p is not TRACE_ONLY
-                t.add(f'{label}splat', 'fail', l.strip())
+                t.add(f'{label}splat', 'fail', l.strip(),
+                      frames=splat_frames(lines, i + 1))
                 break
         else:
             if l.startswith('---[ end trace'):
@@ -508,6 +547,19 @@ def read_skips(path):
     return out
 
 
+def read_bugs(path):
+    """The known bugs: SUITE-GLOB RESULT-GLOB FRAME FIX..., globs as in
+    read_skips(); FRAME "-" for a result, else the function a splat's
+    call trace must have (SUITE-GLOB then "KERNEL/splat", RESULT-GLOB a
+    glob of its header)."""
+    out = []
+    for i, w in data_lines(path):
+        if len(w) < 4:
+            sys.exit(f'{path}:{i}: want SUITE-GLOB RESULT-GLOB FRAME FIX')
+        out.append((w[0], w[1], w[2], ' '.join(w[3:])))
+    return out
+
+
 # Suites that hold only failures of a run as a whole (splats, an unfinished
 # guest, a lost transfer, KUnit suites never reported, this check): never
 # in the manifest, never "no row in tests/suites.py".
@@ -562,13 +614,15 @@ def main():
     ap.add_argument('--json')
     ap.add_argument('--tap', action='append', default=[], metavar='NAME=FILE')
     ap.add_argument('--expected-skips', metavar='FILE')
+    ap.add_argument('--known-bugs', metavar='FILE')
     ap.add_argument('--manifest', metavar='FILE')
     ap.add_argument('--objdir', action='append', default=[], metavar='LABEL=DIR',
                     help='the kernel objects of run LABEL: whose a KCSAN report is')
     ap.add_argument('--quiet', action='store_true', help='no per-suite lines')
     ap.add_argument('runs', nargs='*', metavar='LABEL=RUNDIR')
     a = ap.parse_args()
-    t = Tally(read_skips(a.expected_skips) if a.expected_skips else None)
+    t = Tally(read_skips(a.expected_skips) if a.expected_skips else None,
+              read_bugs(a.known_bugs) if a.known_bugs else ())
     labels = []
     objdirs = dict(o.partition('=')[::2] for o in a.objdir)
     for r in a.runs:
@@ -580,14 +634,16 @@ def main():
         parse_tap_file(name, f, t)
     if a.manifest:
         check_manifest(a.manifest, labels, t)
-    tot = [sum(c[i] for c in t.suites.values()) for i in range(3)]
+    tot = [sum(c[i] for c in t.suites.values()) for i in range(4)]
     if not a.quiet:
-        for s, (p, f, k) in t.suites.items():
-            print(f'  {s}: {p} passed, {f} failed, {k} skipped')
+        for s, (p, f, k, n) in t.suites.items():
+            print(f'  {s}: {p} passed, {f} failed, {k} skipped' + (f', {n} known' if n else ''))
     for f in t.failures:
         print(f'FAIL {f}')
         for w in t.why.get(f, ()):
             print(f'     {w}')
+    for k in t.known:
+        print(f'KNOWN {k}')
     if t.kcsan_elsewhere:
         names = sorted(set(t.kcsan_elsewhere))
         print(f'kcsan: {len(t.kcsan_elsewhere)} reports elsewhere: {", ".join(names)}')
@@ -598,12 +654,15 @@ def main():
         with open(a.json, 'w') as fh:
             json.dump({'suites': t.suites, 'failures': t.failures,
                        'passed': tot[0], 'failed': tot[1], 'skipped': tot[2],
+                       'known': tot[3], 'known_bugs': t.known,
                        'kcsan_elsewhere': t.kcsan_elsewhere,
                        'alloc_elsewhere': t.alloc_elsewhere, 'why': t.why},
                       fh, indent=1)
     line = f'{tot[0]} passed, {tot[1]} failed'
     if tot[2]:
         line += f', {tot[2]} skipped'
+    if tot[3]:
+        line += f', {tot[3]} known mainline bugs'
     print(line)
     return 1 if tot[1] or not t.suites else 0
 

@@ -13,6 +13,7 @@ explained.  Everything else reads this table:
                              (scripts/initramfs.sh; /init runs one)
   suites.py manifest         results.py --manifest's file
   suites.py expected-skips   results.py --expected-skips's file
+  suites.py known-bugs       results.py --known-bugs's file
   suites.py differences KERNEL  compare.py --explained's file for KERNEL
   suites.py table            the table, for a reader (one line a suite)
 
@@ -113,6 +114,18 @@ NO_FLUSH = "PERF_EVENT_IOC_FLUSH is this series' (ENOTTY on 6.12 and 7.3)"
 # cases skip in their setup.
 SHARED_REFUSED = ("7.3 refuses an AUX mmap() through an event redirected to another's "
                   'buffer (EBUSY)')
+# Debian 13's 7.3.4 (stock), without that fix, maps the AUX area through
+# the redirected event, and perf_mmap_aux() increments that event's
+# mmap_count from 0: "refcount_t: addition on 0; use-after-free" (once a
+# boot: the first case that does it has the splat), and the count stays
+# saturated; form.shared.pause_without_buffer then fails.
+SHARED_FIX = 'perf/core: Refuse an AUX mmap() through an event without a mapping'
+# Splats of known mainline bugs, by kernel: (kernels, header glob, a
+# function the call trace must have, the fix).  Only kernels not built
+# here have any (results.py --known-bugs).
+KNOWN_SPLATS = [
+    ('stock', 'WARNING:?lib/refcount.c:*refcount_warn_saturate*', 'perf_mmap', SHARED_FIX),
+]
 
 
 def plan(src):
@@ -141,7 +154,7 @@ def perf_test_cases(args):
 
 
 def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
-      min=None, skips=(), differs=()):
+      min=None, skips=(), differs=(), bugs=()):
     """One suite.
 
     cmd      the command (a perf_events program's default: ./perf_events/NAME)
@@ -163,10 +176,15 @@ def S(name, cmd=None, timeout=None, modes=None, harness=False, needs=None,
              (kernels, result-glob, its status, the other's, reason),
              kernels comma-separated globs; without kernels, Debian's
              stock kernels (against upstream)
+    bugs     known mainline bugs of a kernel not built here (Debian's
+             stock kernel, which has none of the series' fixes): (kernels,
+             result-glob, the subject of the series' fix that removes
+             it); such a failure is "known", not a failure of the run
+             (results.py --known-bugs; a splat of that bug: KNOWN_SPLATS)
     """
     differs = [d if len(d) == 5 else (STOCK, *d) for d in differs]
     return dict(name=name, cmd=cmd, timeout=timeout, modes=modes or {}, harness=harness,
-                needs=needs, min=min, skips=list(skips), differs=differs)
+                needs=needs, min=min, skips=list(skips), differs=differs, bugs=list(bugs))
 
 
 def P(prog, **kw):
@@ -212,6 +230,7 @@ SUITES = [
              (ON73, 'form.shared.*', SHARED_REFUSED),
              (ON73, 'mark_form.shared.*', 'the same'),
              ('upstream-6.12', 'mark.throttle_in_nmi', THROTTLE_MEMBER)],
+      bugs=[('stock', 'form.shared.pause_without_buffer', SHARED_FIX)],
       differs=[('mark.*', 'skip', 'ok', "pause and resume from ptsim_mark's PMI: no PMI in a module"),
                ('mark_form.*', 'skip', 'ok', 'the same'),
                ('upstream', 'form.shared.*', 'skip', 'ok', SHARED_REFUSED + ', 6.12 maps it'),
@@ -572,6 +591,36 @@ def cmd_manifest(a):
               manifest(), (15, 39, ''))
 
 
+def fix_subject(fix):
+    """FIX, the subject of a fix of patches/series.txt (a commit stanza
+    with a fix: line), or exit: a known bug names the fix that removes
+    it, and that fix must be in the series."""
+    with open(f'{TOP}/patches/series.txt') as f:
+        stanzas = f.read().split('\ncommit: ')
+    if not any(st.startswith(fix + '\n') and '\nfix: ' in st for st in stanzas):
+        sys.exit(f'suites.py: known bug fixed by "{fix}": no such fix in patches/series.txt')
+    return fix
+
+
+def known_bugs():
+    """(suite-glob, result-glob, frame, fix), as results.py --known-bugs
+    reads them: each suite's bugs= (frame "-") and KNOWN_SPLATS."""
+    out = []
+    for s in SUITES:
+        for k, r, fix in s['bugs']:
+            for kk in k.split(','):
+                out.append((f'{kk}/{s["name"]}', r, '-', fix_subject(fix)))
+    for k, head, frame, fix in KNOWN_SPLATS:
+        for kk in k.split(','):
+            out.append((f'{kk}/splat', head, frame, fix_subject(fix)))
+    return out
+
+
+def cmd_known_bugs(a):
+    generated('known-bugs', 'SUITE-GLOB RESULT-GLOB FRAME FIX (scripts/results.py --known-bugs)',
+              known_bugs(), (40, 40, 12, ''))
+
+
 def expected_skips():
     out = []
     for s in SUITES:
@@ -627,7 +676,7 @@ def main():
     p.add_argument('dir')
     p.set_defaults(fn=cmd_lists)
     for name, fn in (('manifest', cmd_manifest), ('expected-skips', cmd_expected_skips),
-                     ('table', cmd_table)):
+                     ('known-bugs', cmd_known_bugs), ('table', cmd_table)):
         sub.add_parser(name).set_defaults(fn=fn)
     p = sub.add_parser('differences', help="compare.py --explained's file for KERNEL")
     p.add_argument('kernel')

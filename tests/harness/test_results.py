@@ -269,6 +269,38 @@ class Skips(Case):
                          'FAIL x: Bail out! mktrace.py failed\n1 passed, 1 failed\n')
 
 
+class KnownBugs(Case):
+    """--known-bugs: a failure a line names is known, listed apart, and
+    does not fail the run; a splat only with the function its line names
+    in its call trace."""
+
+    def check(self, case, want_rc):
+        rc, out = results('--known-bugs', data(case, 'known-bugs'), f'x={data(case)}')
+        self.assertOutput(case, out, rc, want_rc)
+        return out
+
+    def test_known(self):
+        """known bugs: the named result and its splat are known, the run green"""
+        self.check('known-bug-green', 0)
+
+    def test_without_file(self):
+        """known bugs: without the file the same run fails both"""
+        rc, out = results(f'x={data("known-bug-green")}')
+        self.assertEqual(rc, 1)
+        self.assertEqual(summary(out), '1 passed, 2 failed')
+
+    def test_other_trace(self):
+        """known bugs: the same warning from another caller, another failure: both fail"""
+        out = self.check('known-bug', 1)
+        self.assertIn('FAIL x/splat: WARNING: lib/refcount.c:25 at refcount_warn_saturate'
+                      '+0x61/0xa0, CPU#0: other/201\n', fails(out))
+
+    def test_repository_file(self):
+        """known bugs: tests/suites.py's known bugs parse"""
+        rc, out = results('--known-bugs', generated('known-bugs'), f'x={data("clean")}')
+        self.assertEqual(rc, 0, out)
+
+
 class Manifest(Case):
     """--manifest: every suite it names for a kernel, at least its
     minimum count; a suite it does not name fails."""
