@@ -1455,7 +1455,8 @@ TEST_F(unpriv, config_limits)
 extern const char __start_ptsim_loop_text[], __stop_ptsim_loop_text[];
 
 #ifdef __x86_64__
-#include <asm/perf_regs.h>
+/* The uapi header (KHDR_INCLUDES); <linux/perf_regs.h> is the kernel's. */
+#include "asm/perf_regs.h"
 
 #define HAVE_USER_LOOP	1
 long ptsim_user_loop(int fd, unsigned long n);
