@@ -46,13 +46,14 @@ no line of FILE explains is a failure.  With --known-bugs FILE
 kernel), with the fix that removes it; counted and listed apart
 ("KNOWN ..."), it does not fail the run.  A line names a result (its
 suite and name), or a splat by its header and a function its call
-trace must have, so that only that bug's splat is excused.  With --manifest FILE ("tests/
-suites.py manifest"), every
-suite FILE names for a run's kernel must have at least its minimum number
-of results there, and a suite of a run that FILE does not name fails (a
-stale or unlisted program).
+trace must have, so that only that bug's splat is excused.  With
+--manifest FILE ("tests/suites.py manifest"), every suite FILE names
+for a run's kernel must have at least its minimum number of results
+there, and a suite of a run that FILE does not name fails (a stale or
+unlisted program).
 
-Usage: results.py [--json FILE] [--expected-skips FILE] [--manifest FILE]
+Usage: results.py [--json FILE] [--expected-skips FILE] [--known-bugs FILE]
+                  [--manifest FILE]
                   [--tap NAME=FILE ...] [--objdir LABEL=DIR ...] LABEL=RUNDIR ...
 Prints failures by name, one line per suite, and last the line
 "N passed, N failed, N skipped".  Exits 1 if anything failed.
@@ -124,7 +125,7 @@ TASK_END = re.compile(r'</TASK>|</IRQ>|\bMem-Info:')
 
 class Tally:
     def __init__(self, skips=None, bugs=()):
-        self.suites = {}       # name -> [passed, failed, skipped]
+        self.suites = {}       # name -> [passed, failed, skipped, known]
         self.failures = []     # names of failed results
         self.results = []      # (suite, outcome, name): every result, in order
         self.skips = skips     # [(suite-glob, result-glob)] or None: any skip
