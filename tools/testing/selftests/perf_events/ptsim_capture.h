@@ -47,6 +47,12 @@ struct capture {
 	bool reenable;		/* re-enable after TRUNCATED, as tools do */
 };
 
+/* aux_head as a consumer reads it: acquire, for the data before it. */
+static inline __u64 capture_aux_head(const struct capture *s)
+{
+	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
+}
+
 void *grow(void *p, size_t *cap, size_t need, size_t elem);
 /*
  * Whether this kernel refuses to map the AUX area through an event whose

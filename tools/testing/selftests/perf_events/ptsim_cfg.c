@@ -213,6 +213,16 @@ int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, 0);
 }
 
+/* The count read() gives for @fd, or ~0 if the read fails. */
+__u64 perf_count(int fd)
+{
+	__u64 v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return ~0ULL;
+	return v;
+}
+
 /*
  * ptsim_missing() - What of @needs (PTSIM_NEED_*) this system lacks.
  * Return: why a case that needs it must skip, or NULL if nothing lacks.

@@ -150,5 +150,6 @@ struct nmi_counts ptsim_nmi_counts(void);
 void ptsim_attr(struct perf_event_attr *attr, __u64 sim);
 int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	      int group);
+__u64 perf_count(int fd);
 
 #endif /* PTSIM_CFG_H */

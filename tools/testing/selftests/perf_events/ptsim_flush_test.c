@@ -52,20 +52,6 @@ static int other_cpu(void)
 	return online_cpu(ncpus() > 1 ? 1 : 0);
 }
 
-static __u64 count_of(int fd)
-{
-	__u64 v = 0;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		return ~0ULL;
-	return v;
-}
-
-static __u64 aux_head(struct capture *s)
-{
-	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-}
-
 /* Trace bytes that are not PAD: what the engine queued and the DMA wrote. */
 static size_t nonpad(const struct capture *s, const struct pt_check *w)
 {
@@ -80,7 +66,7 @@ static size_t nonpad(const struct capture *s, const struct pt_check *w)
  */
 static __u64 take(struct capture *s)
 {
-	__u64 head = aux_head(s), tail = s->pg->aux_tail;
+	__u64 head = capture_aux_head(s), tail = s->pg->aux_tail;
 
 	capture_read_records(s);
 	if (s->snapshot) {
@@ -165,7 +151,7 @@ static void expect_held_back(struct __test_metadata *_metadata,
 	struct pt_check w;
 
 	do {
-		before = count_of(count_fd);
+		before = perf_count(count_fd);
 		take(s);
 		pt_check_trace(s, &w, 0);
 		if (nonpad(s, &w) + HELD_BACK < before)
@@ -190,7 +176,7 @@ static void flush_and_check(struct __test_metadata *_metadata,
 	__u64 before, head;
 	struct pt_check w;
 
-	before = count_of(count_fd);
+	before = perf_count(count_fd);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, arg))
 		TH_LOG("FLUSH: %s", strerror(errno));
 	head = take(s);
@@ -219,9 +205,9 @@ static void stop_and_account(struct __test_metadata *_metadata,
 	take(s);
 	pt_check_trace(s, w, 0);
 	TH_LOG("stopped: count=%llu trace=%zu pad=%lu ptw=%lu pge=%lu pgd=%lu",
-	       (unsigned long long)count_of(fd), s->len, w->pad, w->ptw64,
+	       (unsigned long long)perf_count(fd), s->len, w->pad, w->ptw64,
 	       w->pge, w->pgd);
-	EXPECT_EQ(count_of(fd), nonpad(s, w));
+	EXPECT_EQ(perf_count(fd), nonpad(s, w));
 	EXPECT_EQ(0, w->errors);
 	EXPECT_EQ(0, w->gaps);
 	EXPECT_EQ(0, s->truncated);
@@ -344,19 +330,19 @@ TEST_F(flush, not_active)
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, AUX_PAGES, false));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, PERF_IOC_FLAG_GROUP));
-	EXPECT_EQ(0, aux_head(&s));
+	EXPECT_EQ(0, capture_aux_head(&s));
 
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	usleep(50 * 1000);
 	stop_and_account(_metadata, &s, fd, &w);
-	head = aux_head(&s);
+	head = capture_aux_head(&s);
 	nrecs = s.nrecs;
 	EXPECT_GT(head, 0);
 
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, 0));
 	EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_FLUSH, PERF_IOC_FLAG_GROUP));
 	capture_read_records(&s);
-	EXPECT_EQ(head, aux_head(&s));
+	EXPECT_EQ(head, capture_aux_head(&s));
 	EXPECT_EQ(nrecs, s.nrecs) TH_LOG("FLUSH of a disabled event logged a record");
 	close(fd);
 	capture_free(&s);
@@ -482,19 +468,19 @@ TEST_F(flush, overwrite)
 	ASSERT_EQ(0, capture_map(&s, fd, HOLD_CONFIG, 16, 2 * AUX_PAGES, true));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Wait for the engine to have queued 16 KiB, not for a time. */
-	for (end = now_ms() + 20000; count_of(fd) <= HELD_BACK && now_ms() < end;)
+	for (end = now_ms() + 20000; perf_count(fd) <= HELD_BACK && now_ms() < end;)
 		usleep(2000);
 
-	before = count_of(fd);
+	before = perf_count(fd);
 	EXPECT_GT(before, HELD_BACK);
-	EXPECT_EQ(0, aux_head(&s)) TH_LOG("head published without FLUSH");
+	EXPECT_EQ(0, capture_aux_head(&s)) TH_LOG("head published without FLUSH");
 	flush_and_check(_metadata, &s, fd, 0, fd);
-	head1 = aux_head(&s);
+	head1 = capture_aux_head(&s);
 	EXPECT_GT(head1, 0);
 
 	usleep(40 * 1000);
 	flush_and_check(_metadata, &s, fd, 0, fd);
-	EXPECT_GT(aux_head(&s), head1) TH_LOG("tracing stopped after FLUSH");
+	EXPECT_GT(capture_aux_head(&s), head1) TH_LOG("tracing stopped after FLUSH");
 	for (i = 0; i < s.nrecs; i++) {
 		if (s.recs[i].type != PERF_RECORD_AUX)
 			continue;

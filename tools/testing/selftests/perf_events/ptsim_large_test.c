@@ -162,11 +162,6 @@ static pid_t spawn_bulk_kid(struct __test_metadata *_metadata,
 	}
 }
 
-static __u64 aux_head(struct capture *s)
-{
-	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-}
-
 /*
  * Check the PERF_RECORD_AUX records read since the last call: each one
  * starts where the one before ended.  The driver skips a region's
@@ -214,7 +209,7 @@ static void check_records(struct __test_metadata *_metadata,
 static void skip_aux(struct capture *s)
 {
 	capture_read_records(s);
-	__atomic_store_n(&s->pg->aux_tail, aux_head(s), __ATOMIC_RELEASE);
+	__atomic_store_n(&s->pg->aux_tail, capture_aux_head(s), __ATOMIC_RELEASE);
 }
 
 /*
@@ -234,12 +229,12 @@ static void bulk_to(struct __test_metadata *_metadata,
 		skip_aux(s);
 		ASSERT_LT(now_ms(), end)
 			TH_LOG("aux_head %llu after %d s, wanted %llu",
-			       (unsigned long long)aux_head(s), PHASE_SECS,
+			       (unsigned long long)capture_aux_head(s), PHASE_SECS,
 			       (unsigned long long)until);
 		ASSERT_EQ(0, s->truncated);
 	}
 	ASSERT_EQ(0, ioctl(self->bulk, PERF_EVENT_IOC_DISABLE, 0));
-	ASSERT_LE(until, aux_head(s));
+	ASSERT_LE(until, capture_aux_head(s));
 	skip_aux(s);
 	check_records(_metadata, self, 0, NULL, 0);
 }
@@ -280,7 +275,7 @@ static void window_at(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(large) *self, __u64 pos)
 {
 	struct capture *s = &self->s;
-	__u64 start = aux_head(s), head, before = 0, after = 0;
+	__u64 start = capture_aux_head(s), head, before = 0, after = 0;
 	double end = now_ms() + PHASE_SECS * 1e3;
 	struct pt_check w;
 
@@ -297,13 +292,13 @@ static void window_at(struct __test_metadata *_metadata,
 		capture_copy_aux(s);
 		ASSERT_LT(now_ms(), end)
 			TH_LOG("aux_head %llu after %d s, wanted %llu",
-			       (unsigned long long)aux_head(s), PHASE_SECS,
+			       (unsigned long long)capture_aux_head(s), PHASE_SECS,
 			       (unsigned long long)(pos + PAST));
-	} while (aux_head(s) < pos + PAST);
+	} while (capture_aux_head(s) < pos + PAST);
 	ASSERT_EQ(0, kill(self->pkt_kid, SIGSTOP));
 	ASSERT_EQ(0, ioctl(self->pkt, PERF_EVENT_IOC_DISABLE, 0));
 	capture_read_records(s);
-	head = aux_head(s);
+	head = capture_aux_head(s);
 	capture_copy_aux(s);
 	ASSERT_EQ(head - start, s->len);
 	check_records(_metadata, self, start, s->trace, s->len);
@@ -377,7 +372,7 @@ TEST_F_TIMEOUT(large, past_4gib, 240)
 		bulk_to(_metadata, self, at[i] - LEAD);
 		window_at(_metadata, self, at[i]);
 	}
-	head = aux_head(s);
+	head = capture_aux_head(s);
 	ksft_print_msg("aux_head %llu after %.1f s, %lu PERF_RECORD_AUX\n",
 		       (unsigned long long)head, (now_ms() - t0) / 1e3,
 		       s->aux_records);

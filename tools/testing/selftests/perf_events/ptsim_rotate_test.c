@@ -124,20 +124,6 @@ static size_t walk_nonpad(const struct walk *k)
 	return k->pos - k->pad;
 }
 
-static __u64 count_of(int fd)
-{
-	__u64 v = 0;
-
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		return ~0ULL;
-	return v;
-}
-
-static __u64 aux_head(struct capture *s)
-{
-	return __atomic_load_n(&s->pg->aux_head, __ATOMIC_ACQUIRE);
-}
-
 /* Take the records, and the AUX data up to @head, as a tool would. */
 static void take_to(struct capture *s, __u64 head)
 {
@@ -217,14 +203,14 @@ static __u64 rotate_once(struct __test_metadata *_metadata,
 	case DISABLE_ENABLE:
 		EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
 		t1 = now_us();
-		head = aux_head(s);
+		head = capture_aux_head(s);
 		t2 = now_us();
 		EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
 		break;
 	case PAUSE_OUTPUT:
 		EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1));
 		t1 = now_us();
-		head = aux_head(s);
+		head = capture_aux_head(s);
 		t2 = now_us();
 		EXPECT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
 		break;
@@ -236,7 +222,7 @@ static __u64 rotate_once(struct __test_metadata *_metadata,
 		}
 		t1 = now_us();
 		t2 = t1;
-		head = aux_head(s);
+		head = capture_aux_head(s);
 		break;
 	}
 	t3 = now_us();
@@ -276,7 +262,7 @@ TEST_F(rotate, rotations)
 
 	for (i = 0; i < ROTATIONS; i++) {
 		usleep(GAP_MS * 1000);
-		before = count_of(fd);
+		before = perf_count(fd);
 		t0 = now_us();
 		head = rotate_once(_metadata, &s, fd, m, &call, &gap);
 		window_sum += now_us() - t0;
@@ -302,7 +288,7 @@ TEST_F(rotate, rotations)
 
 	EXPECT_TRUE(stop_burner(pid));
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
-	take_to(&s, aux_head(&s));
+	take_to(&s, capture_aux_head(&s));
 	walk_on(&k, s.trace, s.len);
 	pt_check_trace(&s, &w, 0);
 
@@ -321,7 +307,7 @@ TEST_F(rotate, rotations)
 	fflush(stdout);
 
 	/* Whatever the method: all of it, once, in a trace that decodes. */
-	EXPECT_EQ(count_of(fd), walk_nonpad(&k));
+	EXPECT_EQ(perf_count(fd), walk_nonpad(&k));
 	EXPECT_EQ(0, k.errors);
 	EXPECT_EQ(0, k.dup);
 	EXPECT_EQ(0, k.lost);
