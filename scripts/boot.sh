@@ -83,9 +83,9 @@ fi
 # The test modules (tests/modules/*/, each with its kbuild Makefile) must
 # match the kernel they are loaded into: built here against this variant's
 # objects, they go into a second archive appended to the initramfs (the
-# kernel unpacks both), under /tests/modules.  Only "check" (and
-# "coverage", which runs its list) loads them.
-if { [ "$mode" = check ] || [ "$mode" = coverage ]; } && [ "$K_TEST_MODULES" = 1 ]; then
+# kernel unpacks both), under /tests/modules.  Only "check", "coverage"
+# (which runs its list) and "kselftest" (modules/intel_pt_host) load them.
+if { [ "$mode" = check ] || [ "$mode" = coverage ] || [ "$mode" = kselftest ]; } && [ "$K_TEST_MODULES" = 1 ]; then
 	mods=$BUILD/modules/$variant
 	rm -rf "$mods"
 	mkdir -p "$mods/src" "$mods/root/tests/modules"
