@@ -365,8 +365,8 @@ fixes_dir() {
 # base $BASE_NAME (each commit's "base NAME:" block where it has one;
 # with --upstream: those before its "rewrite:" line) written into DIR, emptied
 # first: DIR/commits lists them ("NNN<TAB>subject"), DIR/NNN.msg,
-# NNN.files, NNN.diff, NNN.cocci and NNN.fix hold each one's parts, the
-# cover letters are DIR/cover.subject, cover.body, fixes-cover.subject
+# NNN.files, NNN.diff, NNN.cocci, NNN.fix and NNN.test-of hold each one's
+# parts, the cover letters are DIR/cover.subject, cover.body, fixes-cover.subject
 # and fixes-cover.body (scripts/series.py).  Fails, naming the line, on a
 # mistake in the file or an overlay file claimed by no commit or by two.
 series_materialize() {

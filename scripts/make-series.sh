@@ -26,7 +26,10 @@
 # Fixes: the commits with a "fix:" header line fix upstream code and
 # stand on their own.  They come first (series.py fails otherwise), so
 # they are the first commits of the series, on the base alone; branch
-# "fixes" points at the last of them.  With --fixes, they are exported
+# "fixes" points at the last of them.  A fix's selftest (a "test-of:"
+# line naming the fix) is one of them, placed after its fix, with no
+# fix: text of its own: the cover's list of fixes names it under its
+# fix.  With --fixes, they are exported
 # instead as a series of their own, with the fixes-cover: letter, into
 # $OUT/fixes/ (make fixes, scripts/fixes.sh).
 #
@@ -75,8 +78,13 @@ mapfile -t nums < <(cut -f1 "$mat/commits")
 mapfile -t subj < <(cut -f2- "$mat/commits")
 n=${#nums[@]}
 [ "$n" -gt 0 ] || die "${SERIES#"$TOP"/} has no commit with content"
-nfix=0
-for k in "${nums[@]}"; do [ ! -f "$mat/$k.fix" ] || nfix=$((nfix + 1)); done
+# nfix: the fixes; nfx: what make fixes exports, the fixes and their
+# selftests (test-of:), the first commits.
+nfix=0 nfx=0
+for k in "${nums[@]}"; do
+	[ ! -f "$mat/$k.fix" ] || nfix=$((nfix + 1))
+	[ ! -f "$mat/$k.fix" ] && [ ! -f "$mat/$k.test-of" ] || nfx=$((nfx + 1))
+done
 if [ $fixes -eq 1 ]; then
 	[ -f "$mat/fixes-cover.subject" ] || die "${SERIES#"$TOP"/} has no fixes-cover: stanza"
 	[ $nfix -gt 0 ] || die "${SERIES#"$TOP"/} declares no fix: commits"
@@ -91,12 +99,12 @@ if [ $other_base -eq 1 ]; then
 	git -C "$TREE" rev-parse -q --verify refs/heads/upstream >/dev/null ||
 		die "no upstream branch in $TREE; run make tree BASE=$BASE_NAME"
 	# The fixes come first (series.py checks it): only they are made.
-	n=$nfix
+	n=$nfx
 else
 	git -C "$TREE" rev-parse -q --verify refs/heads/auxlab >/dev/null ||
 		die "no auxlab branch in $TREE; run make tree"
 fi
-info "series: $n commits ($nfix fixes), $(cat "$mat"/*.files | wc -l) overlay files"
+info "series: $n commits ($nfix fixes$([ $nfx -eq $nfix ] || echo " and $((nfx - nfix)) of their selftests")), $(cat "$mat"/*.files | wc -l) overlay files"
 
 # -- build the commits --------------------------------------------------------
 cd "$TREE"
@@ -147,6 +155,7 @@ for ((i = 0; i < n; i++)); do
 	made=$((made + 1))
 	fx=''
 	if [ -f "$mat/$k.fix" ]; then fixes_tip=$tip fx='fix: '; fi
+	if [ -f "$mat/$k.test-of" ]; then fixes_tip=$tip fx='test of a fix: '; fi
 	info "$(printf '%2d' "$made") $fx${subj[i]} ($(wc -l <"$mat/$k.files") files$([ ! -f "$mat/$k.cocci" ] || echo ', a semantic patch')$([ ! -f "$mat/$k.diff" ] || echo ', a diff'))"
 done
 unset GIT_INDEX_FILE
@@ -241,15 +250,22 @@ PY
 }
 
 # fixes_text: the fixes, one paragraph each: the subject, then the
-# commit's fix: text (what it fixes, how it was found), indented.
+# commit's fix: text (what it fixes, how it was found), indented, and
+# the selftest that comes with it, if any (test-of:).
 fixes_text() {
-	local i j=0
+	local i j=0 t
 	for ((i = 0; i < n; i++)); do
 		[ -f "$mat/${nums[i]}.fix" ] || continue
 		j=$((j + 1))
 		[ $j -eq 1 ] || echo
 		printf '%d. %s\n' $j "${subj[i]}" | fmt -w $WRAP
 		fmt -w $((WRAP - 3)) "$mat/${nums[i]}.fix" | sed 's/^/   /'
+		for ((t = i + 1; t < n; t++)); do
+			[ -f "$mat/${nums[t]}.test-of" ] &&
+				[ "$(cat "$mat/${nums[t]}.test-of")" = "${subj[i]}" ] || continue
+			printf 'Its selftest: patch %d, "%s".\n' $((t + 1)) "${subj[t]}" |
+				fmt -w $((WRAP - 3)) | sed 's/^/   /'
+		done
 	done
 }
 

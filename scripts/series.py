@@ -54,7 +54,9 @@ The command line ("series.py [--file F] [--top DIR] COMMAND"):
                           blank line, body), NNN.files (its overlay
                           files), NNN.diff (its edits, if any), NNN.cocci
                           (its semantic patch's path, if any), NNN.fix
-                          (its fix: text, if it is a fix); the cover
+                          (its fix: text, if it is a fix), NNN.test-of
+                          (the subject of the fix it tests, if it is a
+                          fix's selftest: test-of:); the cover
                           letters as cover.subject, cover.body,
                           fixes-cover.subject and fixes-cover.body
                           (with --base B, its "fixes-cover B:" stanza if
@@ -76,7 +78,7 @@ import sys
 
 WRAP = 72
 TRAILERS = ('Fixes: ', 'Link: ', 'Closes: ')
-HEADER_KEYS = ('files', 'cocci', 'fix')
+HEADER_KEYS = ('files', 'cocci', 'fix', 'test-of')
 # "base 6.12:" starts a commit's block for another base than the default:
 # "base 6.12:" alone (its diff follows), "base 6.12: none" or
 # "base 6.12: drop REASON".
@@ -98,6 +100,7 @@ class Commit:
         self.patterns = []      # overlay file patterns (files:)
         self.cocci = None       # semantic patch, relative to the file's dir
         self.fix_lines = []     # fix: texts, in order
+        self.test_of = None     # test-of: the subject of the fix it tests
         self.body_lines = []
         self.diff_lines = []
         self.rewrite = False    # after the "rewrite:" line
@@ -187,6 +190,12 @@ class Series:
     @property
     def fixes(self):
         return [c for c in self.commits if c.fix]
+
+    @property
+    def fixes_series(self):
+        """What make fixes exports: the fixes and their selftests
+        (test-of:), the first commits of the series."""
+        return [c for c in self.commits if c.fix or c.test_of]
 
     def ours(self):
         return list(self.commits)
@@ -327,8 +336,15 @@ def parse(text, path='series.txt'):
                     err(lineno, 'fix: needs a text (what it fixes, how it was found)')
                 cur.fix_lines.append(value)
                 cur.last_lineno = lineno
+            elif sep and key == 'test-of':
+                if cur.test_of is not None:
+                    err(lineno, 'a second test-of: line in one commit')
+                if not value.strip():
+                    err(lineno, 'test-of: needs the subject of the fix it tests')
+                cur.test_of = value.strip()
+                cur.last_lineno = lineno
             else:
-                err(lineno, 'expected files:, cocci:, fix: or a blank line')
+                err(lineno, 'expected files:, cocci:, fix:, test-of: or a blank line')
         elif state == 'body':
             if line.startswith('diff --git '):
                 state = 'diff'
@@ -394,16 +410,28 @@ def fixes_on(s, base=None):
 def check_fixes_first(s):
     """Fixes first: a fix after a feature commit would neither reach the
     maintainers first in the main series nor be tested on the base
-    alone."""
+    alone.  A fix's selftest (test-of:) is one of them: it comes after
+    the fix it names, before the first commit that is neither."""
     plain = None
+    seen = set()
     for c in s.commits:
-        if not c.fix:
+        if c.fix and c.test_of:
+            raise SeriesError(f'{s.path}:{c.lineno}: "{c.subject}" has both fix: and '
+                              'test-of: (a fix carries its test in its own patch, or the '
+                              'test is a patch of its own)')
+        if c.test_of and c.test_of not in seen:
+            raise SeriesError(f'{s.path}:{c.lineno}: test-of: "{c.test_of}" names no fix: '
+                              'commit before it')
+        if not c.fix and not c.test_of:
             plain = plain or c
         elif plain:
+            kind = 'fix:' if c.fix else 'test-of:'
             raise SeriesError(
-                f'{s.path}: the fix: commit "{c.subject}" comes after "{plain.subject}", '
+                f'{s.path}: the {kind} commit "{c.subject}" comes after "{plain.subject}", '
                 'which is not a fix; the fixes must come first (move it up, or delete '
-                'its fix: line and move it below the last fix)')
+                f'its {kind} line and move it below the last fix)')
+        if c.fix:
+            seen.add(c.subject)
 
 
 def set_diff(text, number, diff, path='series.txt'):
@@ -533,6 +561,20 @@ def check_bases(s):
                 raise SeriesError(f'{s.path}:{b.lineno}: "{c.subject}" is dropped on the '
                                   f'default base {b.name} but has a diff for it (line '
                                   f'{c.diff_lineno}): put it in its "base NAME:" blocks')
+    # A fix's selftest goes where the fix goes: on a base without the
+    # fix it tests nothing that series fixes (it may still run there,
+    # from the default base's guest, as a regression test).
+    by_subject = {c.subject: c for c in s.commits}
+    for c in s.commits:
+        if not c.test_of:
+            continue
+        fix = by_subject[c.test_of]
+        for name in kernels.BASES:
+            b = None if name == kernels.DEFAULT_BASE else name
+            if fix.on(b) is None and c.on(b) is not None:
+                raise SeriesError(f'{s.path}:{c.lineno}: "{c.subject}" tests "{fix.subject}", '
+                                  f'which is dropped on {name}: drop it there too '
+                                  f'("base {name}: drop WHY")')
     for name in s.fixes_covers:
         if name not in kernels.BASES or name == kernels.DEFAULT_BASE:
             raise SeriesError(f'{s.path}: "fixes-cover {name}:" names no other base of '
@@ -642,6 +684,8 @@ def materialize(s, owned, dest, upstream=False, on_base=None):
             put(n + '.cocci', path + '\n')
         if c.fix:
             put(n + '.fix', c.fix + '\n')
+        if c.test_of:
+            put(n + '.test-of', c.test_of + '\n')
     put('commits', ''.join(listing))
     return listing
 
@@ -714,7 +758,9 @@ def main(argv=None):
                 f' own diffs, {sum(1 for c in s.commits if b in c.bases and c.bases[b].kind == "none")}'
                 f' none, {sum(1 for c in s.commits if b in c.bases and c.bases[b].kind == "drop")}'
                 ' dropped' for b in bases)
-            print(f'series: {len(s.commits)} commits ({len(s.fixes)} fixes, '
+            ntest = len(s.fixes_series) - len(s.fixes)
+            print(f'series: {len(s.commits)} commits ({len(s.fixes)} fixes'
+                  + (f' and {ntest} of their selftests' if ntest else '') + ', '
                   f'{sum(c.rewrite for c in s.commits)} in the rewrite) claim '
                   f'{len(files)} overlay files' + on)
         else:

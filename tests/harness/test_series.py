@@ -388,6 +388,58 @@ class FixesOnBase(unittest.TestCase):
                 self.assertEqual(sorted(f[:3] for f in os.listdir(out) if f.endswith('.fix')), fixes)
 
 
+# FIXES73 with the selftest of fix two after it (test-of:).
+TESTOF = FIXES73.replace(
+    '\ncommit: feature\n',
+    '\ncommit: test two\ntest-of: fix two\n\nBody.\n' + DIFF +
+    '\nbase 6.12: drop its fix is 7.3 only\n\ncommit: feature\n')
+
+
+class TestOf(unittest.TestCase):
+    """A fix's selftest (test-of:): with the fixes, after its fix, dropped
+    where its fix is."""
+
+    def test_parse(self):
+        s = parse(TESTOF)
+        self.assertEqual([c.subject for c in s.fixes], ['fix one', 'fix two'])
+        self.assertEqual([c.subject for c in s.fixes_series], ['fix one', 'fix two', 'test two'])
+        self.assertEqual(s.commits[2].test_of, 'fix two')
+        self.assertEqual(s.commits[2].fix, '')
+        series.check_bases(s)
+
+    def test_errors(self):
+        self.assertError(TESTOF.replace('test-of: fix two', 'test-of: fix three'),
+                         r'test-of: "fix three" names no fix: commit before it')
+        self.assertError(TESTOF.replace('test-of: fix two', 'test-of: fix two\nfix: x'),
+                         r'has both fix: and test-of:')
+        self.assertError(TESTOF.replace('test-of: fix two', 'test-of: fix two\ntest-of: y'),
+                         r'a second test-of: line')
+        # Without test-of: a plain commit, after which no test-of: may come.
+        s = parse(TESTOF.replace('commit: test two\ntest-of: fix two\n', 'commit: test two\n'))
+        self.assertEqual([c.subject for c in s.fixes_series], ['fix one', 'fix two'])
+        late = TESTOF.replace('commit: test two\ntest-of: fix two\n', 'commit: test two\n') + \
+            '\ncommit: late test\ntest-of: fix two\n\nBody.\n' + DIFF
+        self.assertError(late, r'the test-of: commit "late test" comes after')
+        # Kept on a base where its fix is dropped.
+        with self.assertRaisesRegex(series.SeriesError, r'which is dropped on 6.12: drop it there too'):
+            series.check_bases(parse(TESTOF.replace('base 6.12: drop its fix is 7.3 only\n', '')))
+
+    def assertError(self, text, pattern):
+        with self.assertRaisesRegex(series.SeriesError, pattern):
+            parse(text)
+
+    def test_materialize(self):
+        with tempfile.TemporaryDirectory() as d:
+            s, owned = load_in(d, TESTOF)
+            for base, tests in ((None, ['003']), ('6.12', [])):
+                out = os.path.join(d, str(base))
+                series.materialize(s, owned, out, on_base=base)
+                self.assertEqual(sorted(f[:3] for f in os.listdir(out) if f.endswith('.test-of')),
+                                 tests)
+            with open(os.path.join(d, 'None', '003.test-of')) as f:
+                self.assertEqual(f.read(), 'fix two\n')
+
+
 class TheSeries(unittest.TestCase):
     """patches/series.txt itself parses, and claims the overlay once."""
 
