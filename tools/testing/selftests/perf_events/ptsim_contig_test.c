@@ -97,12 +97,6 @@ static long free_from_order(unsigned int order)
 	return sum;
 }
 
-/* Can the allocator give @pages in blocks of 2^@order, with a margin? */
-static bool blocks_free(unsigned int order, int pages)
-{
-	return free_from_order(order) >= (long)FREE_MARGIN * pages;
-}
-
 /*
  * Map @aux_pages of AUX area (overwrite mode if @snapshot) on an event
  * of PMU @pmu tracing a burner, and check the runs setup_aux got: none
@@ -121,6 +115,7 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 	struct capture s;
 	struct pt_check w;
 	bool whole;
+	long avail;
 	pid_t pid;
 
 	if (pmu_type(pmu) < 0)
@@ -134,9 +129,11 @@ static void contig(struct __test_metadata *_metadata, const char *pmu,
 	ASSERT_GT(pid, 0);
 	fd = perf_open(&attr, pid, -1, -1);
 	ASSERT_GE(fd, 0) TH_LOG("%s: perf_event_open: %s", pmu, strerror(errno));
-	whole = blocks_free(order, aux_pages);
+	/* Can the allocator give the area in blocks of 2^@order, with a margin? */
+	avail = free_from_order(order);
+	whole = avail >= (long)FREE_MARGIN * aux_pages;
 	TH_LOG("%s: %ld pages free in blocks of 2^%u or more: %s", pmu,
-	       free_from_order(order), order,
+	       avail, order,
 	       whole ? "whole chunks asserted" : "fragmented, the fallback's floor asserted");
 	err = capture_map(&s, fd, config, 16, aux_pages, snapshot);
 	if (err && !whole && floor) {
