@@ -17,17 +17,17 @@
 # suite "<v>/perf", compared between ours and upstream like the decodes.
 #
 # The kernels (VARIANTS, default those scripts/kernels.py's VARIANTS
-# table marks check: qemu upstream upstream-6.12 stock-6.12) are ours
-# (qemu, and debug: KASAN, lockdep, ...), upstream: the base (7.3) with
-# everything of ours but the AUX rewrite (patches/series.txt), same qemu
-# config, same guest; upstream-6.12: the same commits on 6.12, with which
-# upstream is compared on the suites it runs (the table explains what
-# differs); and
+# table marks check: qemu upstream) are ours (qemu, and debug: KASAN,
+# lockdep, ...), upstream: the base (7.3) with everything of ours but the
+# AUX rewrite (patches/series.txt), same qemu config, same guest.  make
+# check-6.12 runs this script on upstream and the kernels marked lts:
+# upstream-6.12, the same commits on 6.12, with which upstream is
+# compared on the suites it runs (the table explains what differs), and
 # stock-6.12: Debian 12's own 6.12 kernel, with ptsim.ko built against
 # its headers (scripts/stock.sh), running the "stock" list of
 # tests/suites.py, compared with upstream-6.12 on those suites (the
 # table explains what differs); stock, Debian 13's 7.3, is compared with
-# upstream the same way when VARIANTS names both.
+# upstream the same way when VARIANTS names both (make check-stock).
 # With both qemu and upstream booted, scripts/compare.py compares them:
 # every result (ok, not ok, skip) per suite, and every file the suites
 # left under $AUXLAB_OUT/diff/, must be identical; a difference is a
@@ -147,8 +147,8 @@ join_beside() {
 # (GATES=0: none of the gates, for make fuzz's check boots, which are
 # judged on their kernels' results alone), beside the boots: the arm64
 # cross-build, style, the series and checkpatch, the docs, the decoder's
-# self-test, our .kunitconfig files.  The harness self-test re-assembles
-# the trees: after the boots and these, below.
+# self-test, our .kunitconfig files; then, in the same job, the harness
+# self-test, which re-assembles the trees (gates_job, below).
 tree_gates() {
 	# The AUX users of arm64 (CoreSight ETM4x/ETR, TRBE, SPE) build against
 	# ours; ARM64=0 skips the gate (a skip, never a pass).
@@ -191,24 +191,49 @@ tree_gates() {
 		"$TOP/tests/tools/decode-selftest.sh" "$OUT/decode-selftest" ||
 		info "tools: decode-selftest.sh failed (see $OUT/decode-selftest.tap)"
 
-	# Our .kunitconfig files: kunit.py accepts them, and make check's kernels
-	# run what "kunit.py run --kunitconfig=DIR" would (scripts/kunit-check.sh).
+	kunit_gate
+}
+# Our .kunitconfig files: kunit.py accepts them, and the kernels of
+# VARIANTS run what "kunit.py run --kunitconfig=DIR" would
+# (scripts/kunit-check.sh).
+kunit_gate() {
 	stage "kunit: our .kunitconfig files against kunit.py and the kernels' configurations"
 	"$GATE" kunitconfig "$OUT/kunitconfig.tap" "$TOP/scripts/kunit-check.sh" "$OUT/kunitconfig.tap" ||
 		info "kunit: a .kunitconfig check failed (see $OUT/kunitconfig.tap)"
 }
-[ "${GATES:-1}" = 1 ] || warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)"
-if [ "${GATES:-1}" = 1 ]; then
+# The harness self-test, after the gates (it re-assembles the trees the
+# gates read) and beside the boots, which read no tree but the test
+# modules' headers (boot.sh), and those no step of it edits: its
+# re-assemblies rewrite only the probe files they add (README, CREDITS,
+# tools/aux/, a ptsim header nothing includes), and its guest rebuild
+# leaves the initramfs the boots use as it is.
+harness_selftest() {
+	"$GATE" harness-selftest "$OUT/harness/tap.txt" "$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
+}
+# gates_job: the gates, then the harness self-test (HARNESS_SELFTEST=0:
+# not run).
+gates_job() {
+	tree_gates
+	[ "${HARNESS_SELFTEST:-1}" != 1 ] || harness_selftest
+}
+# GATES=kunitconfig: that gate alone (make check-6.12: the 6.12 trees'
+# .kunitconfig files against their kernels).
+case ${GATES:-1} in
+0) warn "GATES=0: no gate runs (arm64, style, kunitconfig, series, docs, self-tests)" ;;
+kunitconfig) warn "GATES=kunitconfig: the kunitconfig gate alone (no arm64, style, series, docs, self-tests)" ;;
+esac
+if [ "${GATES:-1}" = 1 ] || [ "${GATES:-1}" = kunitconfig ]; then
 	# Their TAP sources, named here: a gate the job never reached has no
 	# TAP, and results.py fails a TAP source without results.
-	gate_taps=(arm64=arm64.tap style=style.tap checkpatch=checkpatch.tap
-		docs=docs.tap tools/decode-selftest=decode-selftest.tap
-		kunitconfig=kunitconfig.tap)
+	gate_taps=(kunitconfig=kunitconfig.tap)
+	[ "${GATES:-1}" != 1 ] || gate_taps+=(arm64=arm64.tap style=style.tap checkpatch=checkpatch.tap
+		docs=docs.tap tools/decode-selftest=decode-selftest.tap)
+	[ "${GATES:-1}" != 1 ] || [ "${HARNESS_SELFTEST:-1}" != 1 ] || gate_taps+=(harness-selftest=harness/tap.txt)
 	for g in "${gate_taps[@]}"; do
 		rm -f "$OUT/${g#*=}"
 		taps+=(--tap "${g%%=*}=$OUT/${g#*=}")
 	done
-	beside gates tree_gates
+	if [ "${GATES:-1}" = 1 ]; then beside gates gates_job; else beside gates kunit_gate; fi
 fi
 for v in $VARIANTS; do
 	# No logs of an earlier run may stand in for a boot that failed to
@@ -347,14 +372,6 @@ for v in $VARIANTS; do
 	[[ " $SMP8_VARIANTS " == *" $v "* && " $SMP8_VARIANTS " == *" $w "* ]] || continue
 	versus "$v" "$w" "$kind" -smp8
 done
-
-# The gate that needs the trees to itself (GATES=0: not run).
-if [ "${GATES:-1}" = 1 ]; then
-	if [ "${HARNESS_SELFTEST:-1}" = 1 ]; then
-		"$GATE" harness-selftest "$OUT/harness/tap.txt" "$TOP/tests/harness/selftest.sh" "$OUT/harness" || true
-		taps+=(--tap "harness-selftest=$OUT/harness/tap.txt")
-	fi
-fi
 
 stage "results"
 # The stage lines are collected by make (the Makefile's AUXLAB_STAGES);

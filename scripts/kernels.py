@@ -20,7 +20,8 @@ these tables, as tests/suites.py is read for the suites:
   kernels.py sh VARIANT        a variant's row as shell assignments K_*
                                (scripts/lib.sh, variant_env)
   kernels.py list WHAT         variant names, in table order: "check" (make
-                               check's default VARIANTS), "smp8" (the
+                               check's default VARIANTS), "lts" (make
+                               check-6.12's, beside upstream), "smp8" (the
                                default SMP8_VARIANTS of VARIANTS, read
                                from the environment), "kselftest",
                                "fuzz-check" (make fuzz's FUZZ_CHECK),
@@ -169,7 +170,10 @@ QEMU = {
 # headers: headers_install into its objects (the guest is built against
 # ours').  gcov: the objects profiled; coverage: make coverage's name of
 # it, with the files reported and whether aux.c's goal applies.
-# check: make check boots it (its default VARIANTS); smp8: and a second
+# check: make check boots it (its default VARIANTS); lts: make check-6.12
+# does (the 6.12 kernels, with upstream, which they are compared with:
+# out of make check for its 45 minutes cold, in CI beside it, .ci/run);
+# smp8: and a second
 # time with 8 CPUs (smp8_mem of memory); kselftest: and once more the
 # kernel CI way; bench: make bench and make profile boot it; fuzz_check:
 # make fuzz boots it with the check list first (the debug kernels, whose
@@ -193,7 +197,8 @@ DEFAULTS = {
     'base': None, 'tree': 'ours', 'side': None, 'frags': ['qemu.config'], 'rewrite_frags': False,
     'known_only': False, 'obj': None, 'headers': True, 'gcov': [], 'coverage': None,
     'coverage_files': [], 'coverage_goal': False,
-    'check': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False, 'bench': False,
+    'check': False, 'lts': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False,
+    'bench': False,
     'fuzz_check': False,
     'compare': None, 'foreign': False, 'fresh': False,
     'mode': 'check', 'kernel': None, 'initrd': None, 'test_modules': True,
@@ -276,11 +281,11 @@ VARIANTS = {
     # mainline only): its upstream kernel is the stable fixes' test bed
     # (their reproducers) and the reference of Debian 12's kernel.
     'upstream-6.12': {'base': '6.12', 'tree': 'upstream', 'side': 'upstream-6.12',
-                      'obj': 'upstream/obj/qemu', 'headers': False, 'check': True},
+                      'obj': 'upstream/obj/qemu', 'headers': False, 'lts': True},
     'base-6.12': {'base': '6.12', 'known_only': True, 'fresh': True},
     # Debian 12's own 6.12 (BASES['6.12']['stock']) with ptsim.ko built
     # against its headers, the way the README tells users to load it.
-    'stock-6.12': {'base': '6.12', 'tree': None, 'side': 'stock-6.12', 'check': True,
+    'stock-6.12': {'base': '6.12', 'tree': None, 'side': 'stock-6.12', 'lts': True,
                    'foreign': True, 'compare': ('upstream-6.12', 'subset'), 'mode': 'stock',
                    'kernel': 'stock-6.12/vmlinuz', 'initrd': 'stock-6.12/modules.cpio.gz',
                    'test_modules': False, 'tcg_threads': 'single',
@@ -371,6 +376,8 @@ def cmd_sh(a):
 def cmd_list(a):
     if a.what == 'check':
         out = names('check')
+    elif a.what == 'lts':
+        out = names('lts')
     elif a.what == 'smp8':
         chosen = os.environ.get('VARIANTS', '').split() or names('check')
         out = [n for n in chosen if variant(n)['smp8']]
@@ -414,7 +421,7 @@ def cmd_table(a):
         what = [f'tree {v["tree"] or "(not built here)"}' + (f' on {v["base"]}' if v['base'] != DEFAULT_BASE else '')]
         if v['tree']:
             what.append('frags ' + '+'.join(v['frags']) + (' +rewrite' if v['rewrite_frags'] else ''))
-        what += [k for k in ('check', 'smp8', 'kselftest', 'fuzz_check', 'bench', 'foreign') if v[k]]
+        what += [k for k in ('check', 'lts', 'smp8', 'kselftest', 'fuzz_check', 'bench', 'foreign') if v[k]]
         if v['compare']:
             what.append(f'compared with {v["compare"][0]} ({v["compare"][1]})')
         print(f'variant {n}: ' + ', '.join(what))
@@ -430,7 +437,7 @@ def main():
     p.add_argument('variant')
     p.set_defaults(fn=cmd_sh)
     p = sub.add_parser('list')
-    p.add_argument('what', choices=('check', 'smp8', 'kselftest', 'fuzz-check', 'bench', 'built',
+    p.add_argument('what', choices=('check', 'lts', 'smp8', 'kselftest', 'fuzz-check', 'bench', 'built',
                                     'trees', 'bases', 'other-bases', 'stock'))
     p.add_argument('base', nargs='?', help='built, trees: on this base (default: BASE, '
                    'else DEFAULT_BASE)')
