@@ -158,7 +158,7 @@ check: guest $(addprefix kernel-,$(VARIANTS))
 
 # The 6.12 kernels (scripts/kernels.py marks them lts), beside upstream,
 # with which upstream-6.12 is compared: not in make check, whose 45
-# minutes cold they would take to 63 (scripts/README.md, "Time"); CI
+# minutes cold they took to 63 (scripts/README.md, "Debian 13's 7.3"); CI
 # runs both (.ci/run).  The one gate on their trees: kunitconfig.
 check-6.12: guest kernel-upstream $(addprefix kernel-,$(LTS_KERNELS))
 	@VARIANTS="upstream $(LTS_KERNELS)" SMP8_VARIANTS= GATES=kunitconfig HARNESS_SELFTEST=0 $(S)/check.sh
