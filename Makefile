@@ -31,7 +31,8 @@
 #                 LOAD=txn|mmap SECS=<guest seconds>, out/profile/
 #   make fuzz     make check's list on the debug kernels (KASAN, lockdep,
 #                 kmemleak, fault injection: debug, ours, and
-#                 upstream-debug, upstream's; FUZZ_CHECK), then the AUX
+#                 upstream-debug, upstream's; FUZZ_CHECK), the 8-CPU list
+#                 with 72 CPUs (many, NR_CPUS 128; FUZZ_MANY), then the AUX
 #                 area fuzzer and perf_fuzzer, longer than in make
 #                 check, on the debug kernel:
 #                 OPS=<per phase> SEED=<n>
@@ -183,11 +184,13 @@ docs: tree
 # upstream-debug or kcsan (configs/kcsan.config: KCSAN, which excludes
 # KASAN; built only here).  Before it, make check's list on FUZZ_CHECK
 # (the debug kernels of scripts/kernels.py: debug and upstream-debug;
-# empty: none).
+# empty: none), and the 8-CPU list with more than 64 CPUs on FUZZ_MANY
+# (its kernel "many"; empty: none).
 FUZZ_KERNEL ?= debug
 FUZZ_CHECK ?= $(shell python3 $(S)/kernels.py list fuzz-check)
-export FUZZ_KERNEL FUZZ_CHECK
-fuzz: guest kernel-$(FUZZ_KERNEL) $(addprefix kernel-,$(FUZZ_CHECK))
+FUZZ_MANY ?= $(shell python3 $(S)/kernels.py list fuzz-many)
+export FUZZ_KERNEL FUZZ_CHECK FUZZ_MANY
+fuzz: guest kernel-$(FUZZ_KERNEL) $(addprefix kernel-,$(FUZZ_CHECK) $(FUZZ_MANY))
 	@$(S)/fuzz.sh
 
 # make coverage's gcov kernels (configs/coverage.config): the variants

@@ -235,7 +235,11 @@ if [ "${GATES:-1}" = 1 ] || [ "${GATES:-1}" = kunitconfig ]; then
 	done
 	if [ "${GATES:-1}" = 1 ]; then beside gates gates_job; else beside gates kunit_gate; fi
 fi
-for v in $VARIANTS; do
+# CHECK_BOOTS=0: no main boot (make fuzz's many-CPU run: the second boot
+# alone).
+main_boots=$VARIANTS
+[ "${CHECK_BOOTS:-1}" = 1 ] || { main_boots=; warn "CHECK_BOOTS=0: no main boot of $VARIANTS"; }
+for v in $main_boots; do
 	# No logs of an earlier run may stand in for a boot that failed to
 	# start (the comparison reads them too).
 	rm -rf "$OUT/check-$v"
@@ -264,7 +268,7 @@ done
 
 # The second boot of each kernel but debug (SMP8_VARIANTS, default
 # the kernels of VARIANTS whose row in scripts/kernels.py says smp8;
-# empty for none): 8 CPUs, the smp8 list of
+# empty for none): 8 CPUs (its row's smp8_cpus: "many", 72), the smp8 list of
 # tests/suites.py (the cases where the number of CPUs matters), run
 # label "<v>@smp8", 6 GiB.  Not debug by default: it would cost make
 # check 5 minutes.  With debug asked for, 2 GiB (KASAN's set-up of 6 GiB
@@ -278,7 +282,7 @@ for v in $SMP8_VARIANTS; do
 	variant_env "$v"
 	l=$v@smp8 rd=$OUT/check-$v-smp8
 	rm -rf "$rd"
-	SMP=8 MEM=$K_SMP8_MEM APPEND="kunit.enable=0 lockdep.prove_locking=0" \
+	SMP=$K_SMP8_CPUS MEM=$K_SMP8_MEM APPEND="kunit.enable=0 lockdep.prove_locking=0" \
 		"$TOP/scripts/boot.sh" "$v" smp8 "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
@@ -309,7 +313,7 @@ done
 # figures differ between kernels and are not compared; its pass or fail
 # is in each run's TAP (scripts/guest/perf-fuzzer-run).  A fatal access
 # is resolved to the fuzzer's function.
-for v in $VARIANTS; do
+for v in $main_boots; do
 	pf=$(sed -n 's/^# perf_fuzzer: seed=//p' "$OUT/check-$v/tests.log" 2>/dev/null | tail -n1)
 	info "perf_fuzzer[$v]: seed=${pf:-? (no summary)}"
 	ip=$(sed -n 's/^# auxlab-pf: fatal .* ip=\(0x[0-9a-f]*\).*/\1/p' "$OUT/check-$v/tests.log" 2>/dev/null | tail -n1)
@@ -387,7 +391,7 @@ fi
 # writes results-partial.json.
 json=$OUT/results.json
 if [ "$VARIANTS" != "$(variants check)" ] || [ "$SMP8_VARIANTS" != "$(VARIANTS='' variants smp8)" ] ||
-	[ "${GATES:-1}" != 1 ] || [ "${HARNESS_SELFTEST:-1}" != 1 ]; then
+	[ "${GATES:-1}" != 1 ] || [ "${HARNESS_SELFTEST:-1}" != 1 ] || [ "${CHECK_BOOTS:-1}" != 1 ]; then
 	json=$OUT/results-partial.json
 	info "not a whole make check: results in $json, not results.json (the cover letter's)"
 fi

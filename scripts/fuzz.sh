@@ -45,6 +45,8 @@
 #                6.12's upstream)
 #   FUZZ_CHECK   the kernels booted with make check's list first (default:
 #                debug upstream-debug; empty: none)
+#   FUZZ_MANY    the kernels booted next with the 8-CPU list and more than
+#                64 CPUs (default: many; empty: none)
 #   SMP          the guest's CPUs (default 2); the hotplug phase takes
 #                CPUs other than CPU 0 away, two at once with 4 or more
 #   FAIR_SERVER  1 keeps the fair servers (new in 6.12) on when the
@@ -105,6 +107,17 @@ FUZZ_CHECK=${FUZZ_CHECK-$(variants fuzz-check)}
 if [ -n "$FUZZ_CHECK" ]; then
 	stage "fuzz: the check list on $FUZZ_CHECK"
 	VARIANTS=$FUZZ_CHECK SMP8_VARIANTS= GATES=0 "$TOP/scripts/check.sh" || rc=1
+fi
+# Then more CPUs than 64, as on a large kernel CI machine: the kernels of
+# FUZZ_MANY (default those marked fuzz_many: "many", NR_CPUS 128) get
+# make check's second boot alone, the 8-CPU list with their row's
+# smp8_cpus (72), label "<v>@smp8", judged as make check judges its
+# 8-CPU boots (CHECK_BOOTS=0: no main boot).
+FUZZ_MANY=${FUZZ_MANY-$(variants fuzz-many)}
+if [ -n "$FUZZ_MANY" ]; then
+	stage "fuzz: the 8-CPU list with more CPUs on $FUZZ_MANY"
+	VARIANTS=$FUZZ_MANY SMP8_VARIANTS=$FUZZ_MANY CHECK_BOOTS=0 GATES=0 \
+		"$TOP/scripts/check.sh" || rc=1
 fi
 APPEND=$append "$TOP/scripts/boot.sh" "$v" fuzz "$rundir" || rc=1
 

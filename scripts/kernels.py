@@ -174,11 +174,13 @@ QEMU = {
 # does (the 6.12 kernels, with upstream, which they are compared with:
 # out of make check for its 45 minutes cold, in CI beside it, .ci/run);
 # smp8: and a second
-# time with 8 CPUs (smp8_mem of memory); kselftest: and once more the
+# time with 8 CPUs (smp8_mem of memory, smp8_cpus CPUs where a row says
+# other than 8); kselftest: and once more the
 # kernel CI way; bench: make bench and make profile boot it; fuzz_check:
 # make fuzz boots it with the check list first (the debug kernels, whose
 # boots take five times a plain one's under TCG: make check's 45 minutes
-# pay for a second base instead).
+# pay for a second base instead); fuzz_many: make fuzz gives it the
+# second boot alone, with its smp8_cpus (more than 64).
 # compare: (other variant, what): its results against the other's, all of
 # them ("all", in the 8-CPU boots too) or on the suites it runs, with the
 # explained differences ("subset").  foreign: not built here (results.py:
@@ -197,7 +199,8 @@ DEFAULTS = {
     'base': None, 'tree': 'ours', 'side': None, 'frags': ['qemu.config'], 'rewrite_frags': False,
     'known_only': False, 'obj': None, 'headers': True, 'gcov': [], 'coverage': None,
     'coverage_files': [], 'coverage_goal': False,
-    'check': False, 'lts': False, 'smp8': False, 'smp8_mem': '6G', 'kselftest': False,
+    'check': False, 'lts': False, 'smp8': False, 'smp8_mem': '6G', 'smp8_cpus': 8,
+    'kselftest': False, 'fuzz_many': False,
     'bench': False,
     'fuzz_check': False,
     'compare': None, 'foreign': False, 'fresh': False,
@@ -253,6 +256,15 @@ VARIANTS = {
                        'obj': 'upstream-7.3/obj/debug', 'headers': False, 'known_only': True,
                        'fuzz_check': True, 'smp8_mem': '2G', 'timeout': 2400,
                        'cpu': 'max,la57=off'},
+    # More CPUs than 64, once, in make fuzz: ours with NR_CPUS 128
+    # (configs/many.config), its second boot (the smp8 list, where the
+    # number of CPUs matters) with 72 CPUs instead of 8, label
+    # "many@smp8"; no main boot (scripts/fuzz.sh).  What it shows: the
+    # tests that go over every CPU past a 64-bit mask, and the AUX area
+    # on that many CPUs.
+    'many': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'many.config'],
+             'obj': 'ours-7.3/obj/many', 'known_only': True, 'fuzz_many': True,
+             'smp8_cpus': 72},
     'kcsan': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'kcsan.config'],
               'obj': 'ours-7.3/obj/kcsan', 'known_only': True},
     'cov': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'coverage.config'],
@@ -385,6 +397,8 @@ def cmd_list(a):
         out = names('kselftest')
     elif a.what == 'fuzz-check':
         out = names('fuzz_check')
+    elif a.what == 'fuzz-many':
+        out = names('fuzz_many')
     elif a.what == 'bench':
         ours = names('bench')
         out = sorted(ours, key=lambda n: variant(n)['side'] != 'ours')
@@ -421,7 +435,8 @@ def cmd_table(a):
         what = [f'tree {v["tree"] or "(not built here)"}' + (f' on {v["base"]}' if v['base'] != DEFAULT_BASE else '')]
         if v['tree']:
             what.append('frags ' + '+'.join(v['frags']) + (' +rewrite' if v['rewrite_frags'] else ''))
-        what += [k for k in ('check', 'lts', 'smp8', 'kselftest', 'fuzz_check', 'bench', 'foreign') if v[k]]
+        what += [k for k in ('check', 'lts', 'smp8', 'kselftest', 'fuzz_check', 'fuzz_many', 'bench',
+                             'foreign') if v[k]]
         if v['compare']:
             what.append(f'compared with {v["compare"][0]} ({v["compare"][1]})')
         print(f'variant {n}: ' + ', '.join(what))
@@ -437,7 +452,8 @@ def main():
     p.add_argument('variant')
     p.set_defaults(fn=cmd_sh)
     p = sub.add_parser('list')
-    p.add_argument('what', choices=('check', 'lts', 'smp8', 'kselftest', 'fuzz-check', 'bench', 'built',
+    p.add_argument('what', choices=('check', 'lts', 'smp8', 'kselftest', 'fuzz-check', 'fuzz-many',
+                                    'bench', 'built',
                                     'trees', 'bases', 'other-bases', 'stock'))
     p.add_argument('base', nargs='?', help='built, trees: on this base (default: BASE, '
                    'else DEFAULT_BASE)')
