@@ -498,7 +498,9 @@ compare_runs() {
 # or an unmet dependency would otherwise go unnoticed).  Regenerates only
 # when a fragment is newer than O/.config.
 kconfig_merge() {
-	local o=$1 base=$2 f regen=0 bad=0 line opt want have
+	local o=$1 base=$2 f regen=0 bad=0 line opt have
+	local -A want=()
+	local -a order=()
 	shift 2
 	[ -f "$o/.config" ] || regen=1
 	for f; do [ "$f" -nt "$o/.config" ] && regen=1; done
@@ -506,17 +508,23 @@ kconfig_merge() {
 	"${KMAKE[@]}" -s "$base" >/dev/null
 	(cd "$TREE" && scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" "$@") >"$o/merge.log"
 	"${KMAKE[@]}" -s olddefconfig >/dev/null
+	# What each option was asked for: a later fragment's line wins, as in
+	# merge_config.sh (configs/many.config raises qemu.config's NR_CPUS).
 	while IFS= read -r line; do
 		case $line in
-		CONFIG_*=*) opt=${line%%=*}; want=$line ;;
-		'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}; want="# $opt is not set" ;;
+		CONFIG_*=*) opt=${line%%=*} ;;
+		'# CONFIG_'*' is not set') opt=${line#\# }; opt=${opt%% *}; line="# $opt is not set" ;;
 		*) continue ;;
 		esac
+		[ -n "${want[$opt]+set}" ] || order+=("$opt")
+		want[$opt]=$line
+	done < <(cat "$@")
+	for opt in "${order[@]}"; do
 		have=$(grep -E "^($opt=|# $opt is not set)" "$o/.config" || echo "# $opt is not set")
-		if [ "$have" != "$want" ]; then
-			warn "config in $o: asked for '$want', got '$have'"
+		if [ "$have" != "${want[$opt]}" ]; then
+			warn "config in $o: asked for '${want[$opt]}', got '$have'"
 			bad=1
 		fi
-	done < <(cat "$@")
+	done
 	[ $bad -eq 0 ] || { rm -f "$o/.config"; echo "fragment not honoured: ${*##*/}" >&2; return 1; }
 }
