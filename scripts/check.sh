@@ -298,12 +298,16 @@ done
 # a CI machine rather than our guest: debugfs not mounted, and three CPUs
 # of which CPU 1 is offline (online 0,2: sparse ids; kselftest-run).
 # Lockdep validated in the main boot; not here (as smp8, above).
-# (The kernel: kselftest in scripts/kernels.py, if among VARIANTS.)
+# (The kernels: kselftest in scripts/kernels.py, if among VARIANTS: qemu
+# in make check; debug, the slowest, in make fuzz's check phase, with a
+# limit of its row's timeout if that is longer: 23 minutes there.)
 for v in $(variants kselftest); do
 	[[ " $VARIANTS " == *" $v "* ]] || continue
+	variant_env "$v"
 	l=$v@kselftest rd=$OUT/check-$v-kselftest
 	rm -rf "$rd"
-	SMP=3 TIMEOUT=${TIMEOUT:-2100} APPEND="kunit.enable=0 lockdep.prove_locking=0" \
+	SMP=3 TIMEOUT=${TIMEOUT:-$((K_TIMEOUT > 2100 ? K_TIMEOUT : 2100))} \
+		APPEND="kunit.enable=0 lockdep.prove_locking=0" \
 		"$TOP/scripts/boot.sh" "$v" kselftest "$rd" || true
 	runs+=("$l=$rd")
 	objdirs+=(--objdir "$l=$BUILD/obj/$v")
