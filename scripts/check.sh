@@ -300,7 +300,7 @@ done
 # Lockdep validated in the main boot; not here (as smp8, above).
 # (The kernels: kselftest in scripts/kernels.py, if among VARIANTS: qemu
 # in make check; debug, the slowest, in make fuzz's check phase, with a
-# limit of its row's timeout if that is longer: 23 minutes there.)
+# limit of its row's timeout if that is longer.)
 for v in $(variants kselftest); do
 	[[ " $VARIANTS " == *" $v "* ]] || continue
 	variant_env "$v"

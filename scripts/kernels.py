@@ -232,8 +232,8 @@ VARIANTS = {
     # make fuzz, whose check phase boots them with the check list: their
     # boots take five times a plain one's under TCG.  Ours also the kernel
     # CI way there (kselftest): the installed programs within the settings
-    # file's timeout on the slowest kernel, with its fault injection (23
-    # minutes; the slowest program ptsim_cve_test, 264 s of 600).
+    # file's timeout on the slowest kernel, with its fault injection (its
+    # figures: tests/README.md).
     'debug': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'debug.config'],
               'obj': 'ours-7.3/obj/debug', 'known_only': True, 'fuzz_check': True,
               'kselftest': True,
@@ -265,10 +265,7 @@ VARIANTS = {
     # number of CPUs matters) with 72 CPUs instead of 8, label
     # "many@smp8"; no main boot (scripts/fuzz.sh).  What it shows: the
     # tests that go over every CPU past a 64-bit mask, and the AUX area
-    # on that many CPUs.  First run (2026-12-07, 65 minutes): 174 passed,
-    # 3 failed: every_cpu and pause_resume_every_cpu (some of the 64 CPUs
-    # short of 256 KiB in the consumer's two minutes, on a host of 2
-    # cores) and perf/record's cpu case (perf record exited with 2).
+    # on that many CPUs.  Its first run's failures: tests/README.md.
     'many': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'many.config'],
              'obj': 'ours-7.3/obj/many', 'known_only': True, 'fuzz_many': True,
              'smp8_cpus': 72},
