@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS	64
+/* One a CPU, on as many CPUs as x86 builds for (NR_CPUS at most 8192). */
+#define MAX_THREADS	8192
 
 static long spin_ms;
 static long signal_ms = -1;
@@ -55,8 +56,8 @@ static void *spin(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[MAX_THREADS];
 	int threads = 1, c, i, err;
+	pthread_t *th;
 	char *end;
 
 	while ((c = getopt(argc, argv, "t:s:r")) != -1) {
@@ -81,6 +82,11 @@ int main(int argc, char **argv)
 	spin_ms = strtol(argv[optind], &end, 10);
 	if (*end || spin_ms < 0)
 		goto usage;
+	th = calloc(threads, sizeof(*th));
+	if (!th) {
+		perror("perf-spin: calloc");
+		return 1;
+	}
 	for (i = 1; i < threads; i++) {
 		err = pthread_create(&th[i], NULL, spin, NULL);
 		if (err) {
@@ -92,6 +98,7 @@ int main(int argc, char **argv)
 	spin(&signal_ms);
 	for (i = 1; i < threads; i++)
 		pthread_join(th[i], NULL);
+	free(th);
 	return 0;
 usage:
 	fprintf(stderr, "usage: perf-spin [-t THREADS(1..%d)] [-s SIG_MS [-r]] MS\n", MAX_THREADS);
