@@ -265,7 +265,7 @@ VARIANTS = {
     # number of CPUs matters) with 72 CPUs instead of 8, label
     # "many@smp8"; no main boot (scripts/fuzz.sh).  What it shows: the
     # tests that go over every CPU past a 64-bit mask, and the AUX area
-    # on that many CPUs.  Its first run's failures: tests/README.md.
+    # on that many CPUs.  Its runs: tests/README.md.
     'many': {'side': 'ours', 'rewrite_frags': True, 'frags': ['qemu.config', 'many.config'],
              'obj': 'ours-7.3/obj/many', 'known_only': True, 'fuzz_many': True,
              'smp8_cpus': 72},
