@@ -133,7 +133,10 @@ def parse_get_maintainer(out):
         line = line.strip()
         if not line or '@' not in line:
             continue
-        m = re.match(r'^(.*?)\s*\(([^()]*)\)$', line)
+        # The role may hold parentheses of its own ("(maintainer:KERNEL
+        # HARDENING (not covered by other areas):Keyword:...)"): it is
+        # all after the address.
+        m = re.match(r'^(.*?<[^<>]*>|[^\s<>()]+@[^\s<>()]+)\s*\((.*)\)$', line)
         who, role = (m.group(1), m.group(2)) if m else (line, '')
         role = role.split(':', 1)[0]
         dest = cc if 'list' in role or 'reviewer' in role or '<' not in who else to

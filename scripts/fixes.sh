@@ -19,8 +19,8 @@
 # On another base (make fixes BASE=6.12, the stable backports): the fixes
 # of that base (their "base 6.12:" blocks, the dropped ones left out)
 # into $OUT/fixes-6.12/, each mail addressed by that base's
-# get_maintainer.pl, checkpatch.pl of that base, and git am on a fresh
-# extract of it ($BUILD/fixes-6.12-check).
+# get_maintainer.pl (as on the default base), checkpatch.pl of that
+# base, and git am on a fresh extract of it ($BUILD/fixes-6.12-check).
 #
 # Every step runs, then one line sums them up; any failure fails it.
 set -euo pipefail

@@ -44,8 +44,10 @@
 # $OUT/fixes-6.12/ with the fixes-cover 6.12: letter if the series has one.
 # The fixes' export also gets, from scripts/fixes-mail.py: a note after
 # the "---" of each patch that applies only on top of an earlier one, and
-# the cover letter's @DEPENDS@ paragraph; on another base, the To: and
-# Cc: of each mail from that base's scripts/get_maintainer.pl.
+# the cover letter's @DEPENDS@ paragraph.  Every export, the fixes on
+# each base and the series, gets the To: and Cc: of each mail from the
+# base's scripts/get_maintainer.pl (the cover letter the union), with
+# the base's MAINTAINERS for the fixes and the series' for the series.
 #
 # Usage: make-series.sh             (needs the assembled tree: make tree)
 #        make-series.sh --fixes     export the fixes into $OUT/fixes/
@@ -307,11 +309,11 @@ export_series() {
 		{ print }' "$cover" >"$cover.new"
 	mv "$cover.new" "$cover"
 	if grep -q '\*\*\*' "$cover"; then die "cover letter still has a *** placeholder ***"; fi
-	# The recipients, on another base than the default (see top).
-	if [ $fixes -eq 1 ] && [ $other_base -eq 1 ]; then
-		python3 "$TOP/scripts/fixes-mail.py" recipients --tree "$TREE" "$DEST" ||
-			die "get_maintainer.pl failed on the fixes (above)"
-	fi
+	# The recipients (see top): by the base's MAINTAINERS for the fixes,
+	# by the series' own (its entry for the files it adds) for the series.
+	python3 "$TOP/scripts/fixes-mail.py" recipients --tree "$TREE" \
+		--base "$([ $fixes -eq 1 ] && echo base || echo series)" "$DEST" ||
+		die "get_maintainer.pl failed on $(basename "$DEST") (above)"
 	info "exported $(find "$DEST" -name '*.patch' | wc -l) files to $DEST (cover letter: ${cover#"$TOP"/})"
 }
 

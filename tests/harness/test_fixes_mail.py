@@ -49,6 +49,17 @@ class Recipients(unittest.TestCase):
         # without a role is a list.
         to, cc = fm.parse_get_maintainer('P <p@x> (supporter:X)\nq@x\n')
         self.assertEqual((to, cc), (['P <p@x>'], ['q@x']))
+        # A role with parentheses of its own (a keyword match) is one role.
+        to, cc = fm.parse_get_maintainer(
+            'Kees Cook <kees@kernel.org> (maintainer:KERNEL HARDENING (not covered by other '
+            'areas):Keyword:\\b__counted_by(_le|_be|_ptr)?\\b)\n'
+            '"Gustavo A. R. Silva" <gustavoars@kernel.org> (reviewer:KERNEL HARDENING (not '
+            'covered by other areas):Keyword:\\b__counted_by(_le|_be|_ptr)?\\b)\n'
+            'linux-hardening@vger.kernel.org (open list:KERNEL HARDENING (not covered by other '
+            'areas):Keyword:\\b__counted_by(_le|_be|_ptr)?\\b)\n')
+        self.assertEqual(to, ['Kees Cook <kees@kernel.org>'])
+        self.assertEqual(cc, ['"Gustavo A. R. Silva" <gustavoars@kernel.org>',
+                              'linux-hardening@vger.kernel.org'])
 
     def test_stable(self):
         self.assertTrue(fm.wants_stable(MAIL))
