@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One a CPU, on as many CPUs as x86 builds for (NR_CPUS at most 8192). */
+/* A thread per CPU, on as many as x86 builds for (NR_CPUS 8192 at most). */
 #define MAX_THREADS	8192
 
 static long spin_ms;
